@@ -1,0 +1,69 @@
+"""`crase db start|stop|status|logs|init`: the self-managed Neo4j server and its schema."""
+
+import argparse
+
+from crase.database import Neo4jServer
+from crase.graph import Graph
+from crase.settings import Settings
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    db = subparsers.add_parser("db", help="run and prepare the Neo4j + GDS server")
+    actions = db.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("start", help="start the server (once) and wait for Bolt").set_defaults(
+        handler=start_server)
+    actions.add_parser("stop", help="stop the server this project started").set_defaults(
+        handler=stop_server)
+    actions.add_parser("status", help="is it running, where, and where are the logs").set_defaults(
+        handler=show_status)
+    logs = actions.add_parser("logs", help="print the end of the server log")
+    logs.add_argument("-n", "--lines", type=int, default=40, help="lines to print (default 40)")
+    logs.set_defaults(handler=show_logs)
+    actions.add_parser("init", help="apply the schema (idempotent)").set_defaults(
+        handler=init_schema)
+
+
+def start_server(args: argparse.Namespace, settings: Settings) -> int:
+    server = Neo4jServer(settings.database)
+    was_running = server.status().running
+    status = server.start()
+    verb = "already running" if was_running else "started"
+    print(f"Neo4j {verb} (pid {status.pid})")
+    print(f"  Bolt:    {status.bolt_uri}  user {settings.database.user}, "
+          f"password in {server.password_file}")
+    print(f"  Browser: {status.browser_url}")
+    print(f"  Logs:    {status.log_dir}")
+    return 0
+
+
+def stop_server(args: argparse.Namespace, settings: Settings) -> int:
+    stopped = Neo4jServer(settings.database).stop()
+    print("Neo4j stopped" if stopped else "no server started by this project is running")
+    return 0
+
+
+def show_status(args: argparse.Namespace, settings: Settings) -> int:
+    status = Neo4jServer(settings.database).status()
+    state = f"running (pid {status.pid})" if status.running else "not running"
+    print(f"Neo4j {state}\n  Bolt: {status.bolt_uri}\n  Browser: {status.browser_url}\n"
+          f"  Logs: {status.log_dir}")
+    return 0 if status.running else 1
+
+
+def show_logs(args: argparse.Namespace, settings: Settings) -> int:
+    server = Neo4jServer(settings.database)
+    for path in (server.console_log, server.log_dir / "neo4j.log"):
+        if path.exists():
+            lines = path.read_text(errors="replace").splitlines()[-args.lines:]
+            print(f"==> {path} <==\n" + "\n".join(lines))
+    return 0
+
+
+def init_schema(args: argparse.Namespace, settings: Settings) -> int:
+    graph = Graph.connect(settings.database)
+    try:
+        applied = graph.apply_schema()
+    finally:
+        graph.close()
+    print(f"schema applied: {len(applied)} statements")
+    return 0

@@ -1,0 +1,256 @@
+"""The self-managed Neo4j server: config, password, start, stop, status, logs, admin tool.
+
+The jars come from `database/pom.xml` (Maven Central) into `var/neo4j/lib` and
+`var/neo4j/plugins`. A server's own state (conf, data, logs, pid) lives under its home,
+which is the same folder by default and a temporary one for test servers.
+"""
+
+import os
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from crase.errors import JarsMissing, ServerStartError
+from crase.settings import PROJECT_ROOT, DatabaseSettings
+
+JARS_DIR = PROJECT_ROOT / "var" / "neo4j"
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+
+# The options Neo4j's own launch script adds for Java 17 (netty and the page cache reach
+# into java.nio internals); without them the server logs warnings or fails at start.
+JVM_OPTIONS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+]
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    pid: int | None
+    bolt_uri: str
+    browser_url: str
+    log_dir: Path
+
+
+class Neo4jServer:
+    """One Neo4j process with its home folder; at most one per home."""
+
+    def __init__(self, settings: DatabaseSettings, jars_dir: Path = JARS_DIR) -> None:
+        self.settings = settings
+        self.home = settings.home
+        self.jars_dir = jars_dir
+
+    # paths -----------------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "run" / "crase-neo4j.pid"
+
+    @property
+    def password_file(self) -> Path:
+        return self.home / "password"
+
+    @property
+    def console_log(self) -> Path:
+        return self.log_dir / "console.log"
+
+    # password ----------------------------------------------------------------
+    def password(self) -> str:
+        """The configured password, else the generated one kept in the home folder."""
+        if self.settings.password:
+            return self.settings.password
+        if self.password_file.exists():
+            return self.password_file.read_text().strip()
+        self.home.mkdir(parents=True, exist_ok=True)
+        generated = secrets.token_urlsafe(18)
+        self.password_file.write_text(generated + "\n")
+        self.password_file.chmod(0o600)
+        return generated
+
+    # lifecycle -----------------------------------------------------------------
+    def status(self) -> ServerStatus:
+        pid = self._live_pid()
+        return ServerStatus(
+            running=pid is not None,
+            pid=pid,
+            bolt_uri=self.settings.bolt_uri(),
+            browser_url=self.settings.browser_url(),
+            log_dir=self.log_dir,
+        )
+
+    def start(self) -> ServerStatus:
+        """Start the server unless this home already runs one, and wait until Bolt answers."""
+        if self._live_pid() is not None:
+            return self.status()
+        self._check_jars()
+        self.write_conf()
+        if not (self.home / "data" / "databases" / "system").exists():
+            self._set_initial_password()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with self.console_log.open("ab") as console:
+            process = subprocess.Popen(
+                self._java_command(ENTRY_POINT, f"--home-dir={self.home}",
+                                   f"--config-dir={self.conf_dir}"),
+                stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=self._java_env(), start_new_session=True,
+            )
+        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
+        self.pid_file.write_text(str(process.pid))
+        self._wait_for_bolt(process)
+        return self.status()
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """Stop the server this home started (by its pid). Returns False if none ran."""
+        pid = self._live_pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and _is_alive(pid):
+            time.sleep(0.2)
+        if _is_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def run_admin(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run `neo4j-admin` (e.g. `database import full ...`) against this home."""
+        self._check_jars()
+        self.write_conf()
+        return subprocess.run(
+            self._java_command(ADMIN_TOOL, *args), env=self._java_env(),
+            capture_output=True, text=True, check=False,
+        )
+
+    # config ----------------------------------------------------------------
+    def write_conf(self) -> Path:
+        s = self.settings
+        for sub in ("conf", "data", "logs", "run", "import"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        lines = [
+            "# Written by `crase db start`; edit the settings (CRASE_DATABASE__*), not this file.",
+            f"server.default_listen_address={s.listen_address}",
+            f"server.bolt.listen_address={s.listen_address}:{s.bolt_port}",
+            f"server.http.listen_address={s.listen_address}:{s.http_port}",
+            "server.https.enabled=false",
+            f"server.directories.data={self.home / 'data'}",
+            f"server.directories.logs={self.log_dir}",
+            f"server.directories.run={self.home / 'run'}",
+            f"server.directories.import={self.home / 'import'}",
+            f"server.directories.plugins={self.jars_dir / 'plugins'}",
+            "dbms.security.auth_enabled=true",
+            "dbms.security.procedures.unrestricted=gds.*",
+            "dbms.security.procedures.allowlist=gds.*",
+            f"server.memory.heap.initial_size={s.heap}",
+            f"server.memory.heap.max_size={s.heap}",
+            f"server.memory.pagecache.size={s.pagecache}",
+            "dbms.usage_report.enabled=false",
+            "db.tx_log.rotation.retention_policy=1 files",
+        ]
+        path = self.conf_dir / "neo4j.conf"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    # internals ---------------------------------------------------------------
+    def _check_jars(self) -> None:
+        for sub in ("lib", "plugins"):
+            if not any((self.jars_dir / sub).glob("*.jar")):
+                raise JarsMissing(f"no jars in {self.jars_dir / sub}: run `make jars`")
+
+    def _java_command(self, main_class: str, *args: str) -> list[str]:
+        classpath = f"{self.jars_dir / 'lib'}/*:{self.jars_dir / 'plugins'}/*"
+        heap = [f"-Xms{self.settings.heap}", f"-Xmx{self.settings.heap}"]
+        if main_class == ADMIN_TOOL:
+            heap = []
+        return ["java", *JVM_OPTIONS, *heap, "-cp", classpath, main_class, *args]
+
+    def _java_env(self) -> dict[str, str]:
+        return {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)}
+
+    def _set_initial_password(self) -> None:
+        result = self.run_admin("dbms", "set-initial-password", self.password())
+        if result.returncode != 0:
+            raise ServerStartError(f"setting the initial password failed: {result.stderr[-2000:]}")
+
+    def _wait_for_bolt(self, process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.settings.start_timeout_s
+        auth = (self.settings.user, self.password())
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise ServerStartError(
+                    f"Neo4j exited with code {process.returncode}; see {self.console_log} "
+                    f"and {self.log_dir / 'debug.log'}"
+                )
+            try:
+                with GraphDatabase.driver(self.settings.bolt_uri(), auth=auth) as driver:
+                    driver.verify_connectivity()
+                return
+            except ServiceUnavailable:
+                time.sleep(0.5)
+            except AuthError as err:
+                raise ServerStartError(
+                    f"Neo4j refused the password from {self.password_file} "
+                    "(was the data folder made with another one?)"
+                ) from err
+        raise ServerStartError(
+            f"Bolt did not answer within {self.settings.start_timeout_s:.0f} s; "
+            f"see {self.console_log} and {self.log_dir / 'debug.log'}"
+        )
+
+    def _live_pid(self) -> int | None:
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if _is_alive(pid) and _runs_neo4j(pid) else None
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited child not yet reaped) still answers kill(0).
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
+    except (FileNotFoundError, IndexError):
+        return True
+    return state != "Z"
+
+
+def _runs_neo4j(pid: int) -> bool:
+    """Guard against a recycled pid: the process must be a Neo4j server."""
+    try:
+        return ENTRY_POINT.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,73 @@
+"""One root error and one subclass per failure.
+
+Driver, HTTP and file errors are wrapped at the boundary (`raise ... from err`) so callers
+handle Crase errors only. `api/` maps each class to an HTTP status in one place.
+"""
+
+
+class CraseError(Exception):
+    """Root of every error Crase raises on purpose."""
+
+
+class SettingsError(CraseError):
+    """A setting is missing or contradicts another one."""
+
+
+class DatabaseError(CraseError):
+    """The graph database failed a query."""
+
+
+class DatabaseUnavailable(DatabaseError):
+    """The graph database cannot be reached; start it with `crase db start`."""
+
+
+class ServerStartError(DatabaseError):
+    """The self-managed Neo4j server did not come up; its log path is in the message."""
+
+
+class JarsMissing(ServerStartError):
+    """The Neo4j jars are not assembled yet; run `make jars`."""
+
+
+class QueryNotFound(CraseError):
+    """A Cypher file named by the code does not exist in `cypher/`."""
+
+
+class CorpusError(CraseError):
+    """An input corpus cannot be read at all (missing file, unreadable encoding)."""
+
+
+class ProviderError(CraseError):
+    """An external metadata provider (Semantic Scholar, Crossref, arXiv) failed."""
+
+
+class PdfError(CraseError):
+    """A PDF file cannot be opened or has no extractable text."""
+
+
+class ModelError(CraseError):
+    """A model endpoint failed after its retries."""
+
+
+class ModelReplyInvalid(ModelError):
+    """A model reply failed validation, also after the repair retry."""
+
+
+class PromptError(CraseError):
+    """A prompt template is missing or was given the wrong inputs."""
+
+
+class RunNotFound(CraseError):
+    """No Run node has the requested id."""
+
+
+class PaperNotFound(CraseError):
+    """No Paper node has the requested id."""
+
+
+class InvalidRequest(CraseError):
+    """A request is well-formed JSON but asks for something that cannot be done."""
+
+
+class RankingFailed(CraseError):
+    """The expert ranking step produced no valid ranking; the failure is on record."""

@@ -1,0 +1,72 @@
+"""The connection to Neo4j: one driver per process, queries by catalog name, errors wrapped.
+
+Everything above this module talks to the graph through `Graph.read` and `Graph.write`
+with the name of a file in `cypher/` and its parameters.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Query
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+
+from crase.cypher.catalog import load_query, query_names
+from crase.database import Neo4jServer
+from crase.errors import DatabaseError, DatabaseUnavailable
+from crase.settings import DatabaseSettings
+
+Row = dict[str, Any]
+
+
+class Graph:
+    """A driver plus the database name; thin, so tests and the API share it."""
+
+    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+        self.driver = driver
+        self.database = database
+
+    @classmethod
+    def connect(cls, settings: DatabaseSettings) -> "Graph":
+        password = settings.password or Neo4jServer(settings).password()
+        driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password))
+        return cls(driver, settings.database)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def read(self, name: str, timeout_s: float | None = None, **params: Any) -> list[Row]:
+        """Run the named query in a read transaction and return its rows as dicts."""
+        query = Query(load_query(name), timeout=timeout_s)
+        with self._wrapped(name), self.driver.session(database=self.database) as session:
+            return session.execute_read(_collect, query, params)
+
+    def write(self, name: str, **params: Any) -> list[Row]:
+        """Run the named query in a write transaction (retried on transient errors)."""
+        query = Query(load_query(name))
+        with self._wrapped(name), self.driver.session(database=self.database) as session:
+            return session.execute_write(_collect, query, params)
+
+    def apply_schema(self) -> list[str]:
+        """Apply every `cypher/schema/*.cypher` file; each is idempotent (IF NOT EXISTS)."""
+        applied = []
+        for name in query_names("schema"):
+            with self._wrapped(name), self.driver.session(database=self.database) as session:
+                session.run(load_query(name)).consume()
+            applied.append(name)
+        return applied
+
+    @contextmanager
+    def _wrapped(self, name: str) -> Iterator[None]:
+        try:
+            yield
+        except (ServiceUnavailable, SessionExpired, AuthError) as err:
+            raise DatabaseUnavailable(
+                f"Neo4j is not reachable ({err}); start it with `crase db start`"
+            ) from err
+        except Neo4jError as err:
+            raise DatabaseError(f"query {name} failed: {err.code}: {err.message}") from err
+
+
+def _collect(tx: ManagedTransaction, query: Query, params: dict[str, Any]) -> list[Row]:
+    return [record.data() for record in tx.run(query, params)]

@@ -1,0 +1,117 @@
+"""All settings in one object, read from the environment (prefix CRASE_, nested with __)
+and from a `.env` file. Code receives a Settings instance; nothing below this module reads
+os.environ.
+"""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class DatabaseSettings(BaseModel):
+    uri: str | None = Field(
+        None, description="Bolt URI of an existing Neo4j; unset means the self-managed server"
+    )
+    user: str = Field("neo4j", description="Database user")
+    password: str | None = Field(
+        None, description="Database password; unset means the generated one in var/neo4j/password"
+    )
+    database: str = Field("neo4j", description="Database name")
+    home: Path = Field(PROJECT_ROOT / "var" / "neo4j", description="Self-managed server home")
+    listen_address: str = Field("127.0.0.1", description="Address the server binds to")
+    bolt_port: int = Field(7687, description="Bolt port of the self-managed server")
+    http_port: int = Field(7474, description="HTTP port (Neo4j Browser) of the server")
+    heap: str = Field("2g", description="Java heap of the self-managed server")
+    pagecache: str = Field("1g", description="Page cache of the self-managed server")
+    start_timeout_s: float = Field(120.0, description="How long to wait for Bolt to answer")
+
+    def bolt_uri(self) -> str:
+        return self.uri or f"bolt://{self.listen_address}:{self.bolt_port}"
+
+    def browser_url(self) -> str:
+        return f"http://{self.listen_address}:{self.http_port}/browser/"
+
+
+class SearchSettings(BaseModel):
+    sub_queries: int = Field(5, ge=1, le=20, description="L: keyword sub-queries in the plan")
+    seeds_per_query: int = Field(10, ge=1, le=100, description="m: seeds kept per sub-query")
+    seed_pool: int = Field(50, ge=1, description="Top hits per ranking considered for seeds")
+    hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
+    theta: float = Field(0.6, ge=0, le=1, description="Entailment threshold for a grounded claim")
+    tau: float = Field(0.0, ge=0, le=1, description="Edges with Delta <= tau are pruned")
+    beta: float = Field(0.5, ge=0, description="Recency exponent: w = Delta * age^-beta")
+    alpha: float = Field(0.15, gt=0, lt=1, description="Teleport probability of the walk")
+    k: int = Field(50, ge=1, le=1000, description="Papers returned")
+    ranker: Literal["ppr", "salsa"] = Field("ppr", description="Graph ranker")
+    orientation: Literal["references", "citing", "both"] = Field(
+        "both", description="Direction the walk follows citation edges"
+    )
+    max_iterations: int = Field(100, ge=1, description="PageRank iterations at most")
+    tolerance: float = Field(1e-9, gt=0, description="PageRank convergence tolerance")
+
+
+class ModelEndpoint(BaseModel):
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. .../v1")
+    model: str = Field("", description="Model name the endpoint serves")
+    api_key: str | None = Field(None, description="Bearer token, if the endpoint needs one")
+    max_concurrency: int = Field(8, ge=1, description="Requests in flight to this endpoint")
+    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout")
+    max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx and timeouts")
+    max_tokens: int = Field(2048, ge=1, description="Completion tokens per call")
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature")
+    usd_per_1k_prompt: float = Field(0.0, ge=0, description="Price per 1,000 prompt tokens")
+    usd_per_1k_completion: float = Field(0.0, ge=0, description="Price per 1,000 completion tokens")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class ModelSettings(BaseModel):
+    planner: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    claims: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    entailment: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    assessor: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    neighbour_scorer: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    expert: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    reporter: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    cache_dir: Path = Field(PROJECT_ROOT / "var" / "model-cache", description="Valid-reply cache")
+
+
+class ProviderSettings(BaseModel):
+    semantic_scholar_url: str = Field(
+        "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base"
+    )
+    semantic_scholar_key: str | None = Field(None, description="Optional API key")
+    requests_per_second: float = Field(1.0, gt=0, description="Shared rate limit")
+    timeout_s: float = Field(30.0, gt=0, description="Per-request timeout")
+    max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx and timeouts")
+    crossref_url: str = Field("https://api.crossref.org", description="Crossref REST API base")
+    arxiv_url: str = Field("https://export.arxiv.org/api", description="arXiv API base")
+    enabled: bool = Field(False, description="Use external providers at all")
+
+
+class ApiSettings(BaseModel):
+    host: str = Field("127.0.0.1", description="Address the HTTP API binds to")
+    port: int = Field(8000, description="HTTP API port")
+    api_keys: list[str] = Field(default_factory=list, description="Accepted X-API-Key values")
+    max_body_bytes: int = Field(10_000_000, description="Largest accepted request body")
+    analyst_timeout_s: float = Field(10.0, description="Analyst Cypher timeout")
+    analyst_row_limit: int = Field(1000, description="Analyst Cypher row limit")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CRASE_", env_nested_delimiter="__", env_file=".env", extra="ignore"
+    )
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    providers: ProviderSettings = Field(default_factory=ProviderSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    var_dir: Path = Field(PROJECT_ROOT / "var", description="Local state: runs, rejects, caches")

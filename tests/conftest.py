@@ -1,0 +1,113 @@
+"""Test harness: one real Neo4j + GDS per test session.
+
+Order of preference: `NEO4J_URI` (with NEO4J_USER / NEO4J_PASSWORD) when set; else a
+disposable server from the assembled jars on free loopback ports; else, only where a
+Docker engine answers, testcontainers. Start-up failures keep the server logs (their path
+is in the error). Between tests the graph and every GDS projection are cleaned.
+"""
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crase.database import JARS_DIR, Neo4jServer
+from crase.errors import ServerStartError
+from crase.graph import Graph
+from crase.settings import DatabaseSettings, Settings
+
+TEST_PASSWORD = "crase-test-password"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def docker_engine_answers() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    return os.system("docker info >/dev/null 2>&1") == 0
+
+
+@pytest.fixture(scope="session")
+def database_settings() -> Iterator[DatabaseSettings]:
+    if os.environ.get("NEO4J_URI"):
+        yield DatabaseSettings(
+            uri=os.environ["NEO4J_URI"],
+            user=os.environ.get("NEO4J_USER", "neo4j"),
+            password=os.environ.get("NEO4J_PASSWORD", TEST_PASSWORD),
+        )
+        return
+    if any((JARS_DIR / "lib").glob("*.jar")):
+        yield from _disposable_server()
+        return
+    if docker_engine_answers():
+        yield from _testcontainer()
+        return
+    pytest.fail("no Neo4j: set NEO4J_URI, run `make jars`, or start a Docker engine")
+
+
+def _disposable_server() -> Iterator[DatabaseSettings]:
+    home = Path(tempfile.mkdtemp(prefix="crase-neo4j-test-"))
+    settings = DatabaseSettings(
+        home=home, bolt_port=free_port(), http_port=free_port(), password=TEST_PASSWORD,
+        heap="1g", pagecache="256m",
+    )
+    server = Neo4jServer(settings)
+    try:
+        server.start()
+    except ServerStartError:
+        server.stop()
+        kept = Path(tempfile.gettempdir()) / "crase-neo4j-failed-logs"
+        shutil.copytree(home / "logs", kept, dirs_exist_ok=True)
+        raise
+    try:
+        yield settings
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _testcontainer() -> Iterator[DatabaseSettings]:
+    from testcontainers.neo4j import Neo4jContainer  # only where a Docker engine exists
+
+    container = Neo4jContainer("neo4j:5.26-community", password=TEST_PASSWORD).with_env(
+        "NEO4J_PLUGINS", '["graph-data-science"]'
+    )
+    with container:
+        yield DatabaseSettings(uri=container.get_connection_url(), password=TEST_PASSWORD)
+
+
+@pytest.fixture(scope="session")
+def session_graph(database_settings: DatabaseSettings) -> Iterator[Graph]:
+    graph = Graph.connect(database_settings)
+    graph.apply_schema()
+    yield graph
+    graph.close()
+
+
+@pytest.fixture
+def graph(session_graph: Graph) -> Iterator[Graph]:
+    """A clean graph for one test; projections and data are removed afterwards."""
+    yield session_graph
+    clean_graph(session_graph)
+
+
+@pytest.fixture
+def settings(database_settings: DatabaseSettings, tmp_path: Path) -> Settings:
+    return Settings(database=database_settings, var_dir=tmp_path / "var")
+
+
+def clean_graph(graph: Graph) -> None:
+    with graph.driver.session(database=graph.database) as session:
+        session.run("CALL gds.graph.list() YIELD graphName "
+                    "CALL gds.graph.drop(graphName, false) YIELD graphName AS dropped "
+                    "RETURN count(*)").consume()
+        session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+                    ).consume()

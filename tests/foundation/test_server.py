@@ -1,0 +1,99 @@
+"""The self-started Neo4j + GDS + Browser server answers as the architecture note says."""
+
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from graphdatascience import GraphDataScience
+from neo4j import GraphDatabase
+from neo4j.exceptions import AuthError
+
+from crase.database import Neo4jServer
+from crase.graph import Graph
+from crase.settings import DatabaseSettings
+
+pytestmark = pytest.mark.integration
+
+
+def test_gds_answers(graph: Graph) -> None:
+    with graph.driver.session() as session:
+        version = session.run("RETURN gds.version() AS v").single()["v"]
+    assert version.startswith("2.13.")
+
+
+def test_browser_page_is_served(database_settings: DatabaseSettings) -> None:
+    if database_settings.uri:
+        pytest.skip("external server: its Browser is not ours to check")
+    response = httpx.get(f"http://127.0.0.1:{database_settings.http_port}/browser/")
+    assert response.status_code == 200
+    assert "<title>Neo4j Browser</title>" in response.text
+
+
+def test_wrong_password_is_refused(database_settings: DatabaseSettings) -> None:
+    driver = GraphDatabase.driver(database_settings.bolt_uri(), auth=("neo4j", "not-the-password"))
+    with driver, pytest.raises(AuthError):
+        driver.verify_connectivity()
+
+
+# 127.0.0.1 as /proc/net writes it (little-endian hex), plain and IPv4-mapped in IPv6, and ::1.
+LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """Local addresses of the listening TCP sockets that belong to `pid`."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = str(fd.readlink()) if fd.is_symlink() else ""
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    addresses = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A = LISTEN
+                addresses.add(fields[1].split(":")[0])
+    return addresses
+
+
+def test_listens_on_loopback_only(database_settings: DatabaseSettings) -> None:
+    if database_settings.uri:
+        pytest.skip("external server")
+    pid = Neo4jServer(database_settings).status().pid
+    assert pid is not None
+    addresses = listening_addresses(pid)
+    assert addresses, "the server should listen somewhere"
+    assert addresses <= LOOPBACK, addresses
+
+
+def test_second_start_reuses_the_running_server(database_settings: DatabaseSettings) -> None:
+    if database_settings.uri:
+        pytest.skip("external server")
+    server = Neo4jServer(database_settings)
+    before = server.status().pid
+    after = server.start().pid
+    assert before == after
+    count = subprocess.run(["pgrep", "-f", str(database_settings.home)], capture_output=True,
+                           text=True).stdout.split()
+    assert len(count) == 1
+
+
+def test_graphdatascience_client_runs_pagerank_over_bolt(graph: Graph,
+                                                         database_settings: DatabaseSettings
+                                                         ) -> None:
+    with graph.driver.session() as session:
+        session.run("UNWIND range(0, 3) AS i CREATE (:Paper {id: toString(i)})").consume()
+        session.run("MATCH (a:Paper), (b:Paper) WHERE toInteger(a.id) + 1 = toInteger(b.id) "
+                    "CREATE (a)-[:CITES]->(b)").consume()
+    gds = GraphDataScience(
+        database_settings.bolt_uri(), auth=("neo4j", database_settings.password),
+        arrow=False,
+    )
+    try:
+        projection, _ = gds.graph.project.native("client_check", "Paper", "CITES")
+        scores = gds.page_rank.stream(projection)
+        gds.graph.drop(projection)
+    finally:
+        gds.close()
+    assert len(scores) == 4
+    assert scores["score"].max() > scores["score"].min()
