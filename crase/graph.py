@@ -6,9 +6,9 @@ with the name of a file in `cypher/` and its parameters.
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, LiteralString
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, Query
+from neo4j import Driver, GraphDatabase, ManagedTransaction, unit_of_work
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from crase.cypher.catalog import load_query, query_names
@@ -37,15 +37,14 @@ class Graph:
 
     def read(self, name: str, timeout_s: float | None = None, **params: Any) -> list[Row]:
         """Run the named query in a read transaction and return its rows as dicts."""
-        query = Query(load_query(name), timeout=timeout_s)
+        work = unit_of_work(timeout=timeout_s)(_collect)
         with self._wrapped(name), self.driver.session(database=self.database) as session:
-            return session.execute_read(_collect, query, params)
+            return session.execute_read(work, load_query(name), params)
 
     def write(self, name: str, **params: Any) -> list[Row]:
         """Run the named query in a write transaction (retried on transient errors)."""
-        query = Query(load_query(name))
         with self._wrapped(name), self.driver.session(database=self.database) as session:
-            return session.execute_write(_collect, query, params)
+            return session.execute_write(_collect, load_query(name), params)
 
     def apply_schema(self) -> list[str]:
         """Apply every `cypher/schema/*.cypher` file; each is idempotent (IF NOT EXISTS)."""
@@ -68,5 +67,5 @@ class Graph:
             raise DatabaseError(f"query {name} failed: {err.code}: {err.message}") from err
 
 
-def _collect(tx: ManagedTransaction, query: Query, params: dict[str, Any]) -> list[Row]:
+def _collect(tx: ManagedTransaction, query: LiteralString, params: dict[str, Any]) -> list[Row]:
     return [record.data() for record in tx.run(query, params)]

@@ -109,5 +109,5 @@ def clean_graph(graph: Graph) -> None:
         session.run("CALL gds.graph.list() YIELD graphName "
                     "CALL gds.graph.drop(graphName, false) YIELD graphName AS dropped "
                     "RETURN count(*)").consume()
-        session.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
                     ).consume()

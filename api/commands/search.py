@@ -1,0 +1,114 @@
+"""`crase search` and `crase score`: the evidence-graph search from the command line."""
+
+import argparse
+import json
+import sys
+
+from crase.graph import Graph
+from crase.search.audit import browser_query
+from crase.search.backends import build_search_backends
+from crase.search.pipeline import RankedPaper, SearchResult, run_search
+from crase.search.request import SearchRequest
+from crase.search.scoring_worker import score_corpus
+from crase.settings import SearchSettings, Settings
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    search = subparsers.add_parser(
+        "search", help="evidence-graph search for a research question",
+        description="Plan, seed, expand to the citation neighbourhood, ground every edge in "
+                    "claims, prune, rank with personalized PageRank (or SALSA), and explain.")
+    search.add_argument("query", help="the research question, in quotes")
+    search.add_argument("-k", type=int, help="papers to return (default 50)")
+    search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
+    search.add_argument("--hops", choices=["1", "1.5", "2"], help="radius (default 1.5)")
+    search.add_argument("--seeds-per-query", type=int, dest="seeds_per_query",
+                        help="m: seeds kept per sub-query (default 10)")
+    search.add_argument("--sub-queries", type=int, dest="sub_queries",
+                        help="L: sub-queries in the plan (default 5)")
+    search.add_argument("--theta", type=float, help="entailment threshold of a grounded claim")
+    search.add_argument("--tau", type=float, help="prune edges with Delta <= tau (default 0)")
+    search.add_argument("--beta", type=float, help="recency exponent (default 0.5)")
+    search.add_argument("--orientation", choices=["references", "citing", "both"],
+                        help="which way the walk follows citations")
+    search.add_argument("--year", type=int, dest="reference_year",
+                        help="measure ages from this year (default: this year)")
+    search.add_argument("--exclude", nargs="*", default=[], metavar="ID",
+                        help="paper ids to leave out with their edges")
+    search.add_argument("--json", action="store_true", help="print the full result as JSON")
+    search.set_defaults(handler=search_papers)
+
+    score = subparsers.add_parser(
+        "score", help="extract claims and score every unscored citation edge (resumable)")
+    score.add_argument("--batch-size", type=int, default=2000, help="edges per batch")
+    score.add_argument("--limit", type=int, default=None, help="stop after this many edges")
+    score.set_defaults(handler=score_edges)
+
+
+def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
+    overrides = {name: getattr(args, name) for name in (
+        "k", "ranker", "hops", "seeds_per_query", "sub_queries", "theta", "tau", "beta",
+        "orientation") if getattr(args, name) is not None}
+    params = SearchSettings.model_validate({**settings.search.model_dump(), **overrides})
+    return SearchRequest(query=args.query, params=params, reference_year=args.reference_year,
+                         exclude=args.exclude)
+
+
+def search_papers(args: argparse.Namespace, settings: Settings) -> int:
+    request = build_request(args, settings)
+    backends = build_search_backends(settings)
+    graph = Graph.connect(settings.database)
+    try:
+        result = run_search(graph, backends, request, progress=print_progress)
+    finally:
+        graph.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        print_result(result, settings)
+    return 0
+
+
+def print_progress(stage: str, done: int, total: int) -> None:
+    print(f"\r  {stage}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
+
+
+def print_result(result: SearchResult, settings: Settings) -> None:
+    c = result.counts
+    print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
+          f"|V|={c['nodes']}, |E|={c['edges']}; pruned {c['edges_pruned']} edges and "
+          f"{c['nodes_dropped']} papers")
+    print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
+    print("Plan: " + " | ".join(result.plan))
+    print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  title")
+    for paper in result.results:
+        print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
+              f"{paper.title[:90]}")
+        print(f"{'':>30}{describe_evidence(paper)}")
+    total = sum(result.timings.values())
+    print(f"Time {total:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
+    print(f"Open it in Neo4j Browser ({settings.database.browser_url()}):\n  "
+          f"{browser_query(result.run_id)}")
+
+
+def describe_evidence(paper: RankedPaper) -> str:
+    ev = paper.evidence
+    if ev.seed:
+        return "seed"
+    if not ev.path:
+        return "reached by the walk"
+    last = ev.path[-1]
+    hop = f"{len(ev.path)} hop{'s' if len(ev.path) > 1 else ''} from seed {ev.reached_from}"
+    return f"{hop}; last edge {last.citing}->{last.cited} delta={last.delta:.2f}"
+
+
+def score_edges(args: argparse.Namespace, settings: Settings) -> int:
+    backends = build_search_backends(settings)
+    graph = Graph.connect(settings.database)
+    try:
+        report = score_corpus(graph, backends, settings.search.theta, args.batch_size,
+                              args.limit)
+    finally:
+        graph.close()
+    print(report.summary())
+    return 0

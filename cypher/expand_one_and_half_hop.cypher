@@ -1,0 +1,14 @@
+// 1.5-hop neighbourhood: the seeds, their references and citing papers, and EVERY citation
+// edge among all of those (neighbour-neighbour edges included).
+// Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
+// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id]).
+UNWIND $seeds AS seedId
+MATCH (s:Paper {id: seedId}) WHERE NOT seedId IN $excluded
+OPTIONAL MATCH (s)-[:CITES]-(n:Paper) WHERE NOT n.id IN $excluded
+WITH collect(DISTINCT s.id) AS seedIds, collect(DISTINCT n.id) AS neighbourIds
+WITH seedIds + [x IN neighbourIds WHERE NOT x IN seedIds] AS ids
+UNWIND ids AS id
+MATCH (a:Paper {id: id})
+OPTIONAL MATCH (a)-[:CITES]->(b:Paper) WHERE b.id IN ids
+WITH ids, collect(CASE WHEN b IS NULL THEN null ELSE [a.id, b.id] END) AS edges
+RETURN ids AS nodes, edges

@@ -1,0 +1,15 @@
+// 1-hop neighbourhood: the seeds, their references and citing papers, and only the edges
+// that touch a seed (seed-neighbour and seed-seed).
+// Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
+// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id]).
+UNWIND $seeds AS seedId
+MATCH (s:Paper {id: seedId}) WHERE NOT seedId IN $excluded
+OPTIONAL MATCH (s)-[:CITES]-(n:Paper) WHERE NOT n.id IN $excluded
+WITH collect(DISTINCT s.id) AS seedIds, collect(DISTINCT n.id) AS neighbourIds
+WITH seedIds, seedIds + [x IN neighbourIds WHERE NOT x IN seedIds] AS ids
+UNWIND seedIds AS seedId
+MATCH (s:Paper {id: seedId})
+OPTIONAL MATCH (s)-[r:CITES]-(n:Paper) WHERE n.id IN ids
+WITH ids, collect(DISTINCT CASE WHEN r IS NULL THEN null
+                                ELSE [startNode(r).id, endNode(r).id] END) AS edges
+RETURN ids AS nodes, edges

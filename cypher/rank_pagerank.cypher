@@ -1,0 +1,19 @@
+// Personalized PageRank from the seeds over the projected evidence graph (GDS). Scores are
+// divided by their sum over all nodes, which turns GDS's leaky scores into the paper's
+// stationary distribution (the two are proportional; see crase/search/ranking.py).
+// Parameters: $graph_name, $seeds (ids present in the projection), $damping,
+//             $max_iterations, $tolerance, $k.
+// Returns: id, score (best first, at most $k rows).
+MATCH (s:Paper) WHERE s.id IN $seeds
+WITH collect(s) AS sources
+CALL gds.pageRank.stream($graph_name, {
+  sourceNodes: sources, relationshipWeightProperty: 'w', dampingFactor: $damping,
+  maxIterations: $max_iterations, tolerance: $tolerance
+})
+YIELD nodeId, score
+WITH collect([nodeId, score]) AS scored, sum(score) AS total
+UNWIND scored AS row
+WITH row[1] / total AS score, gds.util.asNode(row[0]).id AS id
+RETURN id, score
+ORDER BY score DESC, id
+LIMIT $k
