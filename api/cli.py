@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from crase.api.commands import database
+from crase.api.commands import database, search
 from crase.errors import CraseError
 from crase.settings import Settings
 
-COMMAND_GROUPS = [database]
+COMMAND_GROUPS = [database, search]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,14 +3,15 @@
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from crase.graph import Graph
 from crase.search.audit import browser_query
-from crase.search.backends import build_search_backends
-from crase.search.pipeline import RankedPaper, SearchResult, run_search
 from crase.search.request import SearchRequest
-from crase.search.scoring_worker import score_corpus
 from crase.settings import SearchSettings, Settings
+
+if TYPE_CHECKING:
+    from crase.search.pipeline import RankedPaper, SearchResult
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -55,8 +56,14 @@ def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest
 
 
 def search_papers(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: loading the backends (numpy, the embedding model) is the slow part,
+    # and the other commands should not pay for it.
+    from crase.search.backends import build_search_backends, describe_backends
+    from crase.search.pipeline import run_search
+
     request = build_request(args, settings)
     backends = build_search_backends(settings)
+    print(f"Using {describe_backends(backends)}", file=sys.stderr)
     graph = Graph.connect(settings.database)
     try:
         result = run_search(graph, backends, request, progress=print_progress)
@@ -73,7 +80,7 @@ def print_progress(stage: str, done: int, total: int) -> None:
     print(f"\r  {stage}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
 
 
-def print_result(result: SearchResult, settings: Settings) -> None:
+def print_result(result: "SearchResult", settings: Settings) -> None:
     c = result.counts
     print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
           f"|V|={c['nodes']}, |E|={c['edges']}; pruned {c['edges_pruned']} edges and "
@@ -91,7 +98,7 @@ def print_result(result: SearchResult, settings: Settings) -> None:
           f"{browser_query(result.run_id)}")
 
 
-def describe_evidence(paper: RankedPaper) -> str:
+def describe_evidence(paper: "RankedPaper") -> str:
     ev = paper.evidence
     if ev.seed:
         return "seed"
@@ -103,7 +110,11 @@ def describe_evidence(paper: RankedPaper) -> str:
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.search.backends import build_search_backends, describe_backends
+    from crase.search.scoring_worker import score_corpus
+
     backends = build_search_backends(settings)
+    print(f"Using {describe_backends(backends)}", file=sys.stderr)
     graph = Graph.connect(settings.database)
     try:
         report = score_corpus(graph, backends, settings.search.theta, args.batch_size,

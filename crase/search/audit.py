@@ -7,11 +7,15 @@ and RETURNED (rank, score, evidence) to the papers and their CITES edges (delta,
 """
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from crase.graph import Graph
-from crase.search.grounding import now_iso
 from crase.search.seeds import Seed
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
 
 
 def browser_query(run_id: str) -> str:

@@ -8,7 +8,6 @@ each batch before the next one, so an interrupted run resumes where it stopped.
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TypeVar
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from crase.graph import Graph
 from crase.scoring.backends import Claim, ClaimExtractor, EntailmentScorer, PaperText
 from crase.scoring.delta import coverage_affinity
+from crase.search.audit import now_iso
 from crase.search.expansion import Edge
 
 Progress = Callable[[str, int, int], None]
@@ -35,10 +35,6 @@ class EdgeScores:
 def batched(items: list[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def ensure_claims(graph: Graph, extractor: ClaimExtractor, paper_ids: list[str],
