@@ -61,8 +61,24 @@ class ModelEndpoint(BaseModel):
     max_concurrency: int = Field(8, ge=1, description="Requests in flight to this endpoint")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout")
     max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx and timeouts")
-    max_tokens: int = Field(2048, ge=1, description="Completion tokens per call")
+    backoff_base_s: float = Field(
+        1.0, ge=0, description="First retry wait; doubles per retry, with jitter"
+    )
+    backoff_max_s: float = Field(
+        60.0, ge=0, description="Longest wait between retries, also for a server's Retry-After"
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="Completion tokens per call; unset = the prompt's own budget"
+    )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature")
+    response_format: Literal["none", "json_object", "json_schema"] = Field(
+        "json_object",
+        description="What to ask of the server: nothing, any JSON object, or the reply's schema "
+        "(vLLM enforces json_schema with guided decoding)",
+    )
+    max_input_chars: int = Field(
+        12_000, ge=500, description="Paper text longer than this is cut before it is sent"
+    )
     usd_per_1k_prompt: float = Field(0.0, ge=0, description="Price per 1,000 prompt tokens")
     usd_per_1k_completion: float = Field(0.0, ge=0, description="Price per 1,000 completion tokens")
 
@@ -72,14 +88,23 @@ class ModelEndpoint(BaseModel):
 
 
 class ModelSettings(BaseModel):
-    planner: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    claims: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    entailment: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    assessor: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    neighbour_scorer: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    expert: ModelEndpoint = Field(default_factory=ModelEndpoint)
-    reporter: ModelEndpoint = Field(default_factory=ModelEndpoint)
+    """One endpoint per role. Prompts name their role in their header (`prompts/*.md`); the
+    idea workflow's structuring prompts (facets, queries) use the planner endpoint and
+    recall uses the expert endpoint."""
+
+    planner: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Plans, facets")
+    claims: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Claim extraction")
+    entailment: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Claim matrices")
+    assessor: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Abstract grades")
+    neighbour_scorer: ModelEndpoint = Field(
+        default_factory=ModelEndpoint, description="Citation-neighbour gate"
+    )
+    expert: ModelEndpoint = Field(
+        default_factory=ModelEndpoint, description="Joint Top-5 ranking, recalled papers"
+    )
+    reporter: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Report writing")
     cache_dir: Path = Field(PROJECT_ROOT / "var" / "model-cache", description="Valid-reply cache")
+    cache_enabled: bool = Field(True, description="Reuse valid replies to unchanged requests")
 
 
 class ProviderSettings(BaseModel):
