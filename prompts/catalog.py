@@ -89,21 +89,27 @@ def load_prompt(name: str) -> Prompt:
     path = PROMPTS_DIR / f"{name}.md"
     if not path.is_file():
         raise PromptError(f"no prompt template prompts/{name}.md")
+    return parse_prompt(path)
+
+
+def parse_prompt(path: Path) -> Prompt:
+    """A template file parsed and checked: header keys, name, placeholders, reply model."""
+    name = path.stem
     header, system, user = _split(path)
-    if header.get("name") != name:
-        raise PromptError(f"prompts/{name}.md: header name {header.get('name')!r} != file name")
+    if header["name"] != name:
+        raise PromptError(f"{path.name}: header name {header['name']!r} != file name")
     inputs = tuple(item.strip() for item in header["inputs"].split(",") if item.strip())
     used = set(PLACEHOLDER.findall(system + user))
     if used != set(inputs):
         raise PromptError(
-            f"prompts/{name}.md: body uses {sorted(used)}, header declares {sorted(inputs)}"
+            f"{path.name}: body uses {sorted(used)}, header declares {sorted(inputs)}"
         )
     if name not in REPLY_MODELS:
-        raise PromptError(f"prompts/{name}.md has no reply model in prompts/replies.py")
+        raise PromptError(f"{path.name} has no reply model in prompts/replies.py")
     try:
         max_tokens = int(header["max_tokens"])
     except ValueError as err:
-        raise PromptError(f"prompts/{name}.md: max_tokens is not an integer") from err
+        raise PromptError(f"{path.name}: max_tokens is not an integer") from err
     return Prompt(
         name=name, version=header["version"], role=header["role"], max_tokens=max_tokens,
         inputs=inputs, system=system, user=user, reply_model=REPLY_MODELS[name],
