@@ -112,3 +112,32 @@ class ModelWorkerUnavailable(CraseError):
 
 class RunCancelled(CraseError):
     """A run was cancelled between two stages; what it wrote so far stays on record."""
+
+
+class ApiKeyRejected(CraseError):
+    """An HTTP request has no X-API-Key header, or one that is not configured."""
+
+
+class RunAlreadyFinished(CraseError):
+    """A run that has already finished (done, failed or cancelled) cannot be cancelled."""
+
+
+class RunNotFinished(CraseError):
+    """A run has no results yet (still running) or never will (failed, cancelled)."""
+
+
+class WorkflowUnavailable(CraseError):
+    """The HTTP API was asked for a workflow that this version does not have yet."""
+
+
+class AnalystQueryRefused(CraseError):
+    """Analyst Cypher that would write, change the schema, administer the server, read
+    files or URLs, or change GDS's in-memory catalog; refused before or by the database."""
+
+
+class AnalystQueryInvalid(CraseError):
+    """Neo4j rejected analyst Cypher (syntax, unknown name, type error); its words follow."""
+
+
+class AnalystQueryTimeout(CraseError):
+    """Analyst Cypher ran past `api.analyst_timeout_s` and was stopped by the database."""
