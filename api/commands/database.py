@@ -1,7 +1,9 @@
-"""`crase db start|stop|status|logs|init`: the self-managed Neo4j server and its schema."""
+"""`crase db start|stop|status|logs|init|import`: the self-managed Neo4j server, its schema,
+and the bulk import of a corpus into a new database."""
 
 import argparse
 
+from crase.api.commands.ingest import add_corpus_arguments, import_database
 from crase.database import Neo4jServer
 from crase.graph import Graph
 from crase.settings import Settings
@@ -21,6 +23,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     logs.set_defaults(handler=show_logs)
     actions.add_parser("init", help="apply the schema (idempotent)").set_defaults(
         handler=init_schema)
+    bulk = actions.add_parser(
+        "import", help="bulk-import a corpus with neo4j-admin (replaces the database)",
+        description="For new databases of 100K+ papers: validate, write CSV, stop the server, "
+                    "`neo4j-admin database import full`, start it, apply the schema.")
+    add_corpus_arguments(bulk)
+    bulk.set_defaults(handler=import_database)
 
 
 def start_server(args: argparse.Namespace, settings: Settings) -> int:

@@ -1,0 +1,97 @@
+"""`crase load` (incremental, resumable) and the handler of `crase db import` (bulk)."""
+
+import argparse
+from pathlib import Path
+
+from crase.graph import Graph
+from crase.ingest.batches import FileCounts
+from crase.ingest.bulk import ImportReport, import_corpus
+from crase.ingest.corpus import locate_corpus
+from crase.ingest.loader import LoadReport, load_corpus
+from crase.settings import Settings
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    load = subparsers.add_parser(
+        "load", help="load a corpus into the graph (idempotent, resumable)",
+        description="Validate and MERGE papers and citations in batches. Bad rows go to a "
+                    "rejects file and the load goes on. Rerun after an interruption to resume; "
+                    "a rerun on unchanged input is skipped.")
+    add_corpus_arguments(load)
+    load.add_argument("--batch-size", type=int, help="rows per transaction (default 10000)")
+    load.add_argument("--restart", action="store_true",
+                      help="ignore the checkpoint and load everything again")
+    load.set_defaults(handler=load_command)
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", type=Path, help="normalized: a folder with papers.jsonl and "
+                        "citations.csv; arxiv: the metadata snapshot (JSON lines)")
+    parser.add_argument("--format", choices=["normalized", "arxiv"], default="normalized",
+                        dest="corpus_format", help="input format (default normalized)")
+    parser.add_argument("--citations", type=Path,
+                        help="edge list (citing_id,cited_id); default PATH/citations.csv")
+    parser.add_argument("--rejects", type=Path, help="rejects file (default under var/loads/)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def load_command(args: argparse.Namespace, settings: Settings) -> int:
+    files = locate_corpus(args.path, args.corpus_format, args.citations)
+    graph = Graph.connect(settings.database)
+    try:
+        report = load_corpus(graph, files, settings, rejects_path=args.rejects,
+                             batch_size=args.batch_size, restart=args.restart,
+                             show_progress=not args.quiet)
+    finally:
+        graph.close()
+    print_load_report(report)
+    return 0
+
+
+def import_database(args: argparse.Namespace, settings: Settings) -> int:
+    files = locate_corpus(args.path, args.corpus_format, args.citations)
+    print(f"Bulk import of {files.name}: the server at {settings.database.home} is stopped, "
+          "the database 'neo4j' replaced, and the server started again.")
+    report = import_corpus(settings, files, rejects_path=args.rejects,
+                           show_progress=not args.quiet)
+    print_import_report(report)
+    return 0
+
+
+def print_load_report(report: LoadReport) -> None:
+    if report.status == "unchanged":
+        print(f"{report.corpus}: unchanged since its last load into {report.target}; nothing "
+              "to do (--restart loads it again)")
+    else:
+        resumed = (f", resumed after line {max(report.resumed_from.values())}"
+                   if report.resumed_from else "")
+        print(f"Loaded {report.corpus} into {report.target}{resumed}")
+        print(counts_line("papers", report.papers, report.papers_per_s))
+        print(counts_line("citations", report.citations, report.citations_per_s))
+    before, after = report.graph_before, report.graph_after
+    print(f"  graph now  {after.get('papers', 0):,} papers, {after.get('citations', 0):,} "
+          f"citations (+{after.get('papers', 0) - before.get('papers', 0):,}, "
+          f"+{after.get('citations', 0) - before.get('citations', 0):,})")
+    print_rejects(report.rejects, report.rejects_path)
+
+
+def print_import_report(report: ImportReport) -> None:
+    print(f"Imported {report.corpus}")
+    print(counts_line("papers", report.papers, report.papers_per_s))
+    print(counts_line("citations", report.citations, report.citations_per_s))
+    phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
+    print(f"  phases     {phases}")
+    print_rejects(report.rejects, report.rejects_path)
+
+
+def counts_line(label: str, counts: FileCounts, rate: float) -> str:
+    speed = f"  {rate:,.0f}/s" if rate else ""
+    return (f"  {label:<10} {counts.accepted:>11,} loaded {counts.rejected:>9,} rejected"
+            f"{speed}")
+
+
+def print_rejects(rejects: dict[str, int], path: Path) -> None:
+    total = sum(rejects.values())
+    print(f"  rejects    {total:,} in {path}")
+    for kind, count in sorted(rejects.items(), key=lambda item: -item[1]):
+        print(f"    {kind:<20} {count:,}")

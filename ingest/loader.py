@@ -1,0 +1,225 @@
+"""The incremental load: validated batches into a running Neo4j with `UNWIND $rows ... MERGE`.
+
+Idempotent (MERGE by paper id; MERGE of the edge between two matched papers) and
+resumable (a checkpoint after every committed batch, see `crase.ingest.checkpoint`).
+Loading unchanged input into the same database a second time is skipped outright.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from crase.graph import Graph
+from crase.ingest.batches import Batch, FileCounts, ValidatedCorpus
+from crase.ingest.checkpoint import Checkpoint, fingerprint_files, load_key
+from crase.ingest.corpus import CorpusFiles
+from crase.ingest.progress import ProgressBar
+from crase.ingest.records import EdgeRow, Paper
+from crase.ingest.rejects import RejectLog
+from crase.settings import Settings
+
+LOOKUP_CHUNK = 10_000  # ids per query when looking up edge ends missing from the input
+RowT = TypeVar("RowT", Paper, EdgeRow)
+
+
+@dataclass
+class LoadReport:
+    corpus: str
+    target: str
+    status: Literal["loaded", "resumed", "unchanged"]
+    rejects_path: Path
+    checkpoint_path: Path
+    papers: FileCounts = field(default_factory=FileCounts)
+    citations: FileCounts = field(default_factory=FileCounts)
+    rejects: dict[str, int] = field(default_factory=dict)
+    papers_written: int = 0  # this run only (a resumed run skips what was written before)
+    citations_written: int = 0
+    papers_seconds: float = 0.0
+    citations_seconds: float = 0.0
+    graph_before: dict[str, int] = field(default_factory=dict)
+    graph_after: dict[str, int] = field(default_factory=dict)
+    resumed_from: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def papers_per_s(self) -> float:
+        return self.papers_written / self.papers_seconds if self.papers_seconds else 0.0
+
+    @property
+    def citations_per_s(self) -> float:
+        return self.citations_written / self.citations_seconds if self.citations_seconds else 0.0
+
+
+def default_rejects_path(settings: Settings, files: CorpusFiles, target: str) -> Path:
+    key = load_key(corpus_paths(files), target)
+    return settings.var_dir / "loads" / f"{files.name}-{key}.rejects.jsonl"
+
+
+def checkpoint_path_for(rejects_path: Path) -> Path:
+    return rejects_path.with_suffix(".checkpoint.json")
+
+
+def corpus_paths(files: CorpusFiles) -> list[Path]:
+    return [files.papers] + ([files.citations] if files.citations else [])
+
+
+def graph_totals(graph: Graph) -> dict[str, int]:
+    row = graph.read("count_papers_and_citations")[0]
+    return {"papers": int(row["papers"]), "citations": int(row["citations"])}
+
+
+def find_existing_ids(graph: Graph, ids: set[str]) -> set[str]:
+    ordered = sorted(ids)
+    found: set[str] = set()
+    for start in range(0, len(ordered), LOOKUP_CHUNK):
+        rows = graph.read("match_paper_ids", ids=ordered[start:start + LOOKUP_CHUNK])
+        found |= {row["id"] for row in rows}
+    return found
+
+
+def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
+                rejects_path: Path | None = None, batch_size: int | None = None,
+                restart: bool = False, show_progress: bool = True) -> LoadReport:
+    """Load a corpus into `graph`; rerun after an interruption to resume."""
+    target = f"{settings.database.bolt_uri()}/{graph.database}"
+    rejects_path = rejects_path or default_rejects_path(settings, files, target)
+    checkpoint_path = checkpoint_path_for(rejects_path)
+    graph.apply_schema()
+    before = graph_totals(graph)
+    fingerprint = fingerprint_files(corpus_paths(files))
+    previous = None if restart else Checkpoint.read(checkpoint_path)
+    report = LoadReport(files.name, target, "loaded", rejects_path, checkpoint_path,
+                        graph_before=before)
+    if previous is not None and is_unchanged(previous, fingerprint, target, before):
+        return finished_report(report, previous, before)
+    if previous is not None and can_resume(previous, fingerprint, target, before):
+        checkpoint = previous
+        rejects = RejectLog(rejects_path, resume_at=previous.rejects_offset,
+                            counts=previous.rejects)
+        report.status = "resumed"
+        report.resumed_from = {name: p.line for name, p in previous.files.items()}
+    else:
+        checkpoint = Checkpoint(fingerprint=fingerprint, target=target)
+        rejects = RejectLog(rejects_path)
+    try:
+        corpus = ValidatedCorpus(
+            files, rejects, settings.ingest, batch_size or settings.ingest.batch_size,
+            resolve=lambda ids: find_existing_ids(graph, ids),
+            done_lines={name: p.line for name, p in checkpoint.files.items()},
+        )
+        restore_counts(corpus, checkpoint)
+        show = show_progress and settings.ingest.progress
+        started = time.monotonic()
+        report.papers_written = write_batches(
+            graph, "merge_papers", corpus.paper_batches(), paper_rows, files.papers.name,
+            checkpoint,
+            checkpoint_path, corpus, bar(files.papers, "papers", checkpoint, show))
+        report.papers_seconds = time.monotonic() - started
+        if files.citations is not None:
+            started = time.monotonic()
+            report.citations_written = write_batches(
+                graph, "merge_citations", corpus.edge_batches(), edge_rows,
+                files.citations.name, checkpoint,
+                checkpoint_path, corpus, bar(files.citations, "citations", checkpoint, show))
+            report.citations_seconds = time.monotonic() - started
+    finally:
+        rejects.close()
+    checkpoint.completed = True
+    checkpoint.graph_after = graph_totals(graph)
+    checkpoint.save(checkpoint_path)
+    report.graph_after = checkpoint.graph_after
+    fill_counts(report, checkpoint)
+    return report
+
+
+def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
+                 now: dict[str, int]) -> bool:
+    # A graph with fewer papers or edges than the finished load left was emptied or
+    # replaced since: load again.
+    return (previous.completed and previous.fingerprint == fingerprint
+            and previous.target == target
+            and all(now.get(k, 0) >= v for k, v in previous.graph_after.items()))
+
+
+def can_resume(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
+               now: dict[str, int]) -> bool:
+    written = previous.counts.get("papers_accepted", 0)
+    return (not previous.completed and previous.fingerprint == fingerprint
+            and previous.target == target and now["papers"] >= written)
+
+
+def restore_counts(corpus: ValidatedCorpus, checkpoint: Checkpoint) -> None:
+    for name, kind in (("papers", corpus.files.papers), ("citations", corpus.files.citations)):
+        if kind is not None:
+            counts = corpus.count(kind.name)
+            counts.accepted = checkpoint.counts.get(f"{name}_accepted", 0)
+            counts.rejected = checkpoint.counts.get(f"{name}_rejected", 0)
+
+
+def bar(path: Path, label: str, checkpoint: Checkpoint, show: bool) -> ProgressBar:
+    start = checkpoint.files[path.name].offset if path.name in checkpoint.files else 0
+    return ProgressBar(label, path.stat().st_size, enabled=show, start_position=start)
+
+
+def paper_rows(papers: list[Paper]) -> list[dict[str, Any]]:
+    return [{"id": paper.id, "props": paper.graph_properties()} for paper in papers]
+
+
+def edge_rows(edges: list[EdgeRow]) -> list[dict[str, Any]]:
+    """One row per citing paper with the list of papers it cites (see merge_citations)."""
+    grouped: dict[str, list[str]] = {}
+    for edge in edges:
+        grouped.setdefault(edge.citing, []).append(edge.cited)
+    return [{"citing": citing, "cited": cited} for citing, cited in grouped.items()]
+
+
+def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
+                  to_rows: Callable[[list[RowT]], list[dict[str, Any]]], file: str,
+                  checkpoint: Checkpoint, checkpoint_path: Path, corpus: ValidatedCorpus,
+                  progress: ProgressBar) -> int:
+    """Write every live batch, checkpointing after each commit; returns rows written."""
+    written = 0
+    for batch in batches:
+        if batch.replay:
+            continue
+        if batch.rows:
+            graph.write(query, rows=to_rows(batch.rows))
+            written += len(batch.rows)
+        record_batch(checkpoint, batch, corpus)
+        checkpoint.save(checkpoint_path)
+        progress.update(batch.end_offset, written)
+    checkpoint.progress(file).done = True
+    progress.close()
+    return written
+
+
+def record_batch(checkpoint: Checkpoint, batch: Batch[Any], corpus: ValidatedCorpus) -> None:
+    position = checkpoint.progress(batch.file)
+    position.line, position.offset = batch.end_line, batch.end_offset
+    checkpoint.rejects_offset = batch.rejects_offset
+    checkpoint.rejects = corpus.rejects.counts_by_kind()
+    files = corpus.files
+    checkpoint.counts = {
+        "papers_accepted": corpus.count(files.papers.name).accepted,
+        "papers_rejected": corpus.count(files.papers.name).rejected,
+    }
+    if files.citations is not None:
+        checkpoint.counts["citations_accepted"] = corpus.count(files.citations.name).accepted
+        checkpoint.counts["citations_rejected"] = corpus.count(files.citations.name).rejected
+
+
+def fill_counts(report: LoadReport, checkpoint: Checkpoint) -> None:
+    counts = checkpoint.counts
+    report.papers = FileCounts(counts.get("papers_accepted", 0), counts.get("papers_rejected", 0))
+    report.citations = FileCounts(counts.get("citations_accepted", 0),
+                                  counts.get("citations_rejected", 0))
+    report.rejects = dict(checkpoint.rejects)
+
+
+def finished_report(report: LoadReport, previous: Checkpoint,
+                    now: dict[str, int]) -> LoadReport:
+    report.status = "unchanged"
+    report.graph_after = now
+    fill_counts(report, previous)
+    return report

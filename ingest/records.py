@@ -1,0 +1,224 @@
+"""The rows a corpus is made of, validated: `Paper` and `Citation`, and why a row is refused.
+
+A row that fails a check becomes a `Reject` with its file, line number and a reason; it is
+never silently dropped and never stops the load. The checks that need only the row itself
+live here; the ones that need the rows seen before (duplicate ids, duplicate edges,
+edges to unknown papers) live in `crase.ingest.registry`.
+"""
+
+import datetime
+import hashlib
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from crase.settings import IngestSettings
+
+
+class RejectKind(StrEnum):
+    """Every reason a row can be refused; the rejects file and the summary count by these."""
+
+    EMPTY_FILE = "empty_file"
+    BAD_ENCODING = "bad_encoding"
+    HUGE_ROW = "huge_row"
+    MALFORMED_JSON = "malformed_json"
+    NOT_AN_OBJECT = "not_an_object"
+    MISSING_ID = "missing_id"
+    MISSING_TITLE = "missing_title"
+    BAD_YEAR = "bad_year"
+    HUGE_FIELD = "huge_field"
+    INVALID_FIELD = "invalid_field"
+    DUPLICATE_PAPER = "duplicate_paper"
+    CONFLICTING_PAPER = "conflicting_paper"
+    MALFORMED_EDGE = "malformed_edge"
+    SELF_CITATION = "self_citation"
+    UNKNOWN_PAPER = "unknown_paper"
+    DUPLICATE_EDGE = "duplicate_edge"
+
+
+@dataclass(frozen=True)
+class Reject:
+    file: str
+    line: int  # 1-based; 0 for a whole-file problem such as an empty file
+    kind: RejectKind
+    reason: str
+    text: str = ""  # the start of the offending line, for a human to find it
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "kind": self.kind.value,
+                "reason": self.reason, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What counts as plausible; from `IngestSettings`, passed to validation as context."""
+
+    max_field_chars: int = 100_000
+    min_year: int = 1600
+    max_year: int = datetime.date.today().year + 1
+
+    @classmethod
+    def from_settings(cls, settings: IngestSettings) -> "Limits":
+        return cls(max_field_chars=settings.max_field_chars, min_year=settings.min_year)
+
+
+DEFAULT_LIMITS = Limits()
+TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "intro", "date",
+               "journal_ref")
+LIST_FIELDS = ("authors", "categories")
+
+
+class Paper(BaseModel):
+    """One `:Paper` node. `id` is the corpus's own id (hepth: `9201021`)."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    abstract: str = ""
+    year: int | None = None
+    venue: str | None = None
+    authors: list[str] = Field(default_factory=list)
+    arxiv_id: str | None = None
+    doi: str | None = None
+    s2_id: str | None = None
+    intro: str | None = None
+    categories: list[str] = Field(default_factory=list)
+    date: str | None = None
+    journal_ref: str | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def accept_integer_id(cls, value: Any) -> Any:
+        # Some corpora write numeric ids as JSON numbers; the graph keys on strings.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @field_validator("abstract", mode="before")
+    @classmethod
+    def accept_null_abstract(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("year", mode="before")
+    @classmethod
+    def check_year(cls, value: Any, info: ValidationInfo) -> int | None:
+        if value is None:
+            return None
+        limits: Limits = (info.context or {}).get("limits", DEFAULT_LIMITS)
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PydanticCustomError("bad_year", "year {year!r} is not an integer",
+                                      {"year": value})
+        if not limits.min_year <= value <= limits.max_year:
+            raise PydanticCustomError(
+                "bad_year", "year {year} is outside {low}..{high}",
+                {"year": value, "low": limits.min_year, "high": limits.max_year})
+        return value
+
+    @field_validator("categories", mode="before")
+    @classmethod
+    def split_categories(cls, value: Any) -> Any:
+        # arXiv writes categories as one space-separated string.
+        return value.split() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def check_sizes(self, info: ValidationInfo) -> "Paper":
+        limits: Limits = (info.context or {}).get("limits", DEFAULT_LIMITS)
+        for name in TEXT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and len(value) > limits.max_field_chars:
+                raise PydanticCustomError(
+                    "huge_field", "{field} has {size} characters, more than {limit}",
+                    {"field": name, "size": len(value), "limit": limits.max_field_chars})
+        for name in LIST_FIELDS:
+            items = getattr(self, name)
+            size = sum(len(item) for item in items)
+            if size > limits.max_field_chars:
+                raise PydanticCustomError(
+                    "huge_field", "{field} has {size} characters, more than {limit}",
+                    {"field": name, "size": size, "limit": limits.max_field_chars})
+        return self
+
+    def graph_properties(self) -> dict[str, Any]:
+        """Properties to SET on the node: unknown (None) and empty lists are left out, so a
+        partial record (e.g. from Semantic Scholar) never erases what the graph knows."""
+        return {name: value for name, value in self.model_dump(exclude={"id"}).items()
+                if value is not None and value != []}
+
+    def digest(self) -> bytes:
+        """A short fingerprint of the whole record, to tell a repeat from a conflict."""
+        canonical = json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False)
+        return hashlib.blake2b(canonical.encode(), digest_size=8).digest()
+
+
+class Citation(BaseModel):
+    """One `(:Paper)-[:CITES]->(:Paper)` edge; no properties at load time."""
+
+    model_config = ConfigDict(str_strip_whitespace=True)
+
+    citing_id: str = Field(min_length=1)
+    cited_id: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def refuse_self_citation(self) -> "Citation":
+        if self.citing_id == self.cited_id:
+            raise PydanticCustomError("self_citation", "paper {id} cites itself",
+                                      {"id": self.citing_id})
+        return self
+
+
+class EdgeRow(NamedTuple):
+    """A citation read from a file, before the checks against the papers."""
+
+    line: int
+    citing: str
+    cited: str
+
+
+def validate_paper(data: Any, limits: Limits = DEFAULT_LIMITS) -> Paper | tuple[RejectKind, str]:
+    """The Paper, or why the object is not one (the first problem found)."""
+    if not isinstance(data, dict):
+        return RejectKind.NOT_AN_OBJECT, f"expected a JSON object, got {type(data).__name__}"
+    try:
+        return Paper.model_validate(data, context={"limits": limits})
+    except ValidationError as err:
+        return classify_error(err)
+
+
+def classify_error(err: ValidationError) -> tuple[RejectKind, str]:
+    first = err.errors(include_url=False)[0]
+    field = str(first["loc"][0]) if first["loc"] else ""
+    message = first["msg"]
+    if first["type"] == "huge_field":
+        return RejectKind.HUGE_FIELD, message
+    if first["type"] == "bad_year":
+        return RejectKind.BAD_YEAR, message
+    if field == "id":
+        return RejectKind.MISSING_ID, f"id: {message}"
+    if field == "title":
+        return RejectKind.MISSING_TITLE, f"title: {message}"
+    return RejectKind.INVALID_FIELD, f"{field}: {message}" if field else message
+
+
+def check_edge(citing: str, cited: str) -> tuple[RejectKind, str] | None:
+    """The row-level checks of `Citation`, without a model per row: edge files run to tens
+    of millions of lines and this is on the hot path of the bulk import."""
+    if not citing or not cited:
+        return RejectKind.MALFORMED_EDGE, "an id is empty"
+    if citing == cited:
+        return RejectKind.SELF_CITATION, f"paper {citing} cites itself"
+    return None
