@@ -1,10 +1,12 @@
 """The search roles served by a model endpoint: planner, claim extractor, entailment scorer.
 
 Each satisfies its protocol in `scoring.backends` and is named
-`model:<model>:<prompt>@<version>`, so a stored claim or edge score says which model and
-which prompt version produced it. A call that fails (transport, or a reply that is still
-invalid after the repair retry) yields no result: the paper is left out, the matrix is
-None, the plan raises; the failure is in the ledger and in `usage.calls_failed`.
+`model:<model>:<prompt>@<version>` (the entailment scorer as name `model:<model>:<prompt>`
+plus `version`, the two fields a CITES edge stores), so a stored claim or edge score says
+which model and which prompt version produced it. A call that fails (transport, or a
+reply that is still invalid after the repair retry) yields no result: the paper is left
+out, the matrix is None, the plan raises; the failure is in the ledger and in
+`usage.calls_failed`.
 Nothing is ever filled in with a made-up value.
 """
 
@@ -129,7 +131,8 @@ class ModelEntailmentScorer:
         self.endpoint = endpoint
         self.runner = runner
         self.prompt = load_prompt("score_entailment")
-        self.name = backend_name(endpoint, self.prompt)
+        # The edge stores name and version side by side: together model:<m>:<prompt>@<v>.
+        self.name = f"model:{endpoint.model}:{self.prompt.name}"
         self.version = self.prompt.version
         self.usage = Usage()
 
@@ -145,7 +148,7 @@ class ModelEntailmentScorer:
         positions: list[int] = []
         calls: list[ModelCall[EntailmentReply]] = []
         for index, (citing, cited) in enumerate(pairs):
-            call = self._call(citing, cited, labels[index])
+            call = entailment_call(self.prompt, citing, cited, labels[index])
             if not citing or not cited:
                 skipped = self.runner.skip(self.endpoint, call, "a side has no claims")
                 add_to_usage(self.usage, skipped)
@@ -157,23 +160,26 @@ class ModelEntailmentScorer:
             results[index] = matrix_of(outcome)
         return results
 
-    def _call(
-        self, citing: list[Claim], cited: list[Claim], subject: str
-    ) -> ModelCall[EntailmentReply]:
-        inputs: dict[str, str | int | float] = {
-            "citing_claims": data_block(
-                [{"id": f"U{i}", "claim": claim.text} for i, claim in enumerate(citing, start=1)]
-            ),
-            "cited_claims": data_block(
-                [{"id": f"V{j}", "claim": claim.text} for j, claim in enumerate(cited, start=1)]
-            ),
-            "n_citing": len(citing),
-            "n_cited": len(cited),
-        }
-        return ModelCall(
-            self.prompt, inputs, subject=subject, stage="entailment",
-            check=partial(check_entailment, n_citing=len(citing), n_cited=len(cited)),
-        )
+
+def entailment_call(
+    prompt: Prompt, citing: list[Claim], cited: list[Claim], subject: str
+) -> ModelCall[EntailmentReply]:
+    """The score_entailment call for one edge: citing claims U1.., cited claims V1.., and
+    the check that the matrix is len(citing) x len(cited)."""
+    inputs: dict[str, str | int | float] = {
+        "citing_claims": data_block(
+            [{"id": f"U{i}", "claim": claim.text} for i, claim in enumerate(citing, start=1)]
+        ),
+        "cited_claims": data_block(
+            [{"id": f"V{j}", "claim": claim.text} for j, claim in enumerate(cited, start=1)]
+        ),
+        "n_citing": len(citing),
+        "n_cited": len(cited),
+    }
+    return ModelCall(
+        prompt, inputs, subject=subject, stage="entailment",
+        check=partial(check_entailment, n_citing=len(citing), n_cited=len(cited)),
+    )
 
 
 def matrix_of(outcome: Outcome) -> NDArray[np.float64] | None:
