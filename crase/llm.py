@@ -125,6 +125,14 @@ class ModelFailure:
 Outcome = ModelReply[Any] | ModelFailure
 
 
+def reply_value(outcome: ModelReply[R] | ModelFailure) -> R:
+    """The validated value, or the failure raised as ModelReplyInvalid / ModelError, for
+    callers that cannot go on without it (the failure is already in the ledger)."""
+    if isinstance(outcome, ModelFailure):
+        raise outcome.to_error()
+    return outcome.value
+
+
 # --- accounting -------------------------------------------------------------------------
 
 
@@ -613,7 +621,7 @@ def retry_after(response: httpx.Response) -> float | None:
 def backoff_delay(endpoint: ModelEndpoint, attempt: int, server_hint: float | None) -> float:
     """Exponential backoff with jitter; a server's Retry-After is a lower bound. Both are
     capped at backoff_max_s, so a server asking for an hour cannot stall a run."""
-    computed = endpoint.backoff_base_s * (2**attempt) * random.uniform(0.5, 1.0)
+    computed = endpoint.backoff_base_s * (2.0**attempt) * random.uniform(0.5, 1.0)
     wanted = max(computed, server_hint or 0.0)
     return min(wanted, endpoint.backoff_max_s)
 

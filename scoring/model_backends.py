@@ -88,7 +88,9 @@ class ModelClaimExtractor:
         for paper in papers:
             call = self._call(paper)
             if call is None:
-                bare = ModelCall(self.prompt, {}, subject=paper.id, stage="claims")
+                bare: ModelCall[ClaimsReply] = ModelCall(
+                    self.prompt, {}, subject=paper.id, stage="claims"
+                )
                 add_to_usage(self.usage, self.runner.skip(self.endpoint, bare, "no text"))
                 continue
             sent.append(paper)

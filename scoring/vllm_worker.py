@@ -72,16 +72,17 @@ class VllmEntailmentScorer:
         self.version = self.prompt.version
         self.usage = Usage()
         self.ledger = ledger if ledger is not None else ModelLedger()
-        vllm = import_vllm() if engine is None else None
-        self._sampling = (
-            vllm.SamplingParams(temperature=0.0, max_tokens=max_tokens or self.prompt.max_tokens)
-            if vllm is not None
-            else None
-        )
-        self._engine = engine or vllm.LLM(
-            model=model, max_model_len=max_model_len, tensor_parallel_size=tensor_parallel_size,
-            gpu_memory_utilization=gpu_memory_utilization,
-        )
+        self._sampling: Any = None  # a stand-in engine brings its own defaults
+        if engine is None:
+            vllm = import_vllm()
+            budget = max_tokens or self.prompt.max_tokens
+            self._sampling = vllm.SamplingParams(temperature=0.0, max_tokens=budget)
+            engine = vllm.LLM(
+                model=model, max_model_len=max_model_len,
+                tensor_parallel_size=tensor_parallel_size,
+                gpu_memory_utilization=gpu_memory_utilization,
+            )
+        self._engine: ChatEngine = engine
 
     def score(
         self,

@@ -89,8 +89,7 @@ class ChatServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def script(self, *actions: Action) -> None:
         with self._lock:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
-from crase.llm import ModelFailure, ModelReply, ModelRunner
+from crase.llm import ModelFailure, ModelReply, ModelRunner, reply_value
 from crase.settings import ModelEndpoint
 from tests.llm.calls import GOOD_2X3, entailment_call
 from tests.llm.chat_server import ChatServer, Raw, Reply, Sleep, Status
@@ -88,6 +88,8 @@ def test_out_of_range_twice_is_a_recorded_failure(
     assert outcome.last_reply == bad
     assert outcome.usage.requests == 2 and outcome.usage.prompt_tokens == 200
     assert isinstance(outcome.to_error(), ModelReplyInvalid)
+    with pytest.raises(ModelReplyInvalid, match="edge x: invalid_reply"):
+        reply_value(outcome)
     ledger = runner.ledger.to_dict()
     assert ledger["totals"]["failed"] == 1
     assert ledger["failures"][0]["subject"] == "edge x"
@@ -111,6 +113,7 @@ def test_429_waits_for_retry_after_then_accepts(
     outcome = runner.run_one(make_endpoint(backoff_max_s=2.0), entailment_call())
 
     assert isinstance(outcome, ModelReply) and not outcome.repaired
+    assert reply_value(outcome).matrix[0] == [0.9, 0.1, 0.0]
     assert time.monotonic() - started >= 0.3
     assert (outcome.usage.requests, outcome.usage.retries) == (2, 1)
 

@@ -86,9 +86,10 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
     assert usage["entailment"]["calls_failed"] == 0
     assert usage["entailment"]["prompt_tokens"] == 300 * usage["entailment"]["calls_made"]
     with graph.driver.session() as session:
-        run = session.run("MATCH (r:Run {id: $id}) RETURN r", id=result.run_id).single()["r"]
+        run = session.run("MATCH (r:Run {id: $id}) RETURN r", id=result.run_id
+                          ).single(strict=True)["r"]
         extractors = session.run("MATCH (c:Claim) RETURN collect(DISTINCT c.extractor) AS x"
-                                 ).single()["x"]
+                                 ).single(strict=True)["x"]
     assert json.loads(run["backends"])["planner"].endswith("plan_queries@1")
     recorded = json.loads(run["usage"])
     assert recorded["planner"]["prompt_tokens"] == 200

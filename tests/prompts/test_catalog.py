@@ -74,7 +74,7 @@ def test_render_refuses_missing_and_extra_inputs() -> None:
     with pytest.raises(PromptError, match=r"unknown \['style'\]"):
         prompt.render({"query": "q", "count": 3, "style": "x"})
     with pytest.raises(PromptError, match="text or a number"):
-        prompt.render({"query": ["q"], "count": 3})  # type: ignore[dict-item]
+        prompt.render({"query": ["q"], "count": 3})
 
 
 def test_render_fills_once_and_never_expands_input_text() -> None:

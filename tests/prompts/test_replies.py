@@ -32,8 +32,9 @@ from crase.prompts.replies import (
     normalise_text,
 )
 
-NO_FACETS = {"problem_facets": [], "setting_facets": [], "mechanism_facets": [],
-             "assumption_facets": []}
+NO_FACETS: dict[str, list[str]] = {
+    "problem_facets": [], "setting_facets": [], "mechanism_facets": [], "assumption_facets": []
+}
 
 
 def parse(model: type[Any], data: object) -> Any:
