@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from crase.api.commands import database, ingest, search
+from crase.api.commands import database, ingest, search, serve
 from crase.errors import CraseError
 from crase.settings import Settings
 
-COMMAND_GROUPS = [database, search, ingest]
+COMMAND_GROUPS = [database, search, ingest, serve]
 
 
 def build_parser() -> argparse.ArgumentParser:

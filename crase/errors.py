@@ -118,16 +118,13 @@ class ApiKeyRejected(CraseError):
     """An HTTP request has no X-API-Key header, or one that is not configured."""
 
 
-class RunAlreadyFinished(CraseError):
-    """A run that has already finished (done, failed or cancelled) cannot be cancelled."""
+class RunNotCancellable(CraseError):
+    """A run that has finished, or that this server does not run (started by the CLI, or
+    before a restart), cannot be cancelled through the HTTP API."""
 
 
 class RunNotFinished(CraseError):
     """A run has no results yet (still running) or never will (failed, cancelled)."""
-
-
-class WorkflowUnavailable(CraseError):
-    """The HTTP API was asked for a workflow that this version does not have yet."""
 
 
 class AnalystQueryRefused(CraseError):

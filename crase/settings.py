@@ -127,6 +127,23 @@ class ApiSettings(BaseModel):
     max_body_bytes: int = Field(10_000_000, description="Largest accepted request body")
     analyst_timeout_s: float = Field(10.0, description="Analyst Cypher timeout")
     analyst_row_limit: int = Field(1000, description="Analyst Cypher row limit")
+    search_workers: int = Field(
+        2, ge=1, le=32, description="Searches run at once by the HTTP API; more wait in a queue"
+    )
+    runs_in_memory: int = Field(
+        1000, ge=10, description="Finished runs whose live progress the API keeps; the graph "
+        "keeps every run"
+    )
+    health_timeout_s: float = Field(
+        2.0, gt=0, description="Timeout of each model endpoint probe of GET /health"
+    )
+    ingest_max_rows: int = Field(
+        50_000, ge=1, description="Papers plus citations accepted in one POST /papers/batch"
+    )
+    key_file: Path | None = Field(
+        None, description="Where `crase serve` keeps the generated key when no api_keys are "
+        "set (loopback only); default var_dir/api-key"
+    )
 
 
 class Settings(BaseSettings):

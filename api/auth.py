@@ -1,0 +1,81 @@
+"""API keys: which keys the server accepts, and the guard that checks `X-API-Key`.
+
+Keys come from `api.api_keys` (CRASE_API__API_KEYS='["key1","key2"]'). A server without
+configured keys starts only on a loopback address; `crase serve` then generates one key
+into `var/api-key` (mode 600) on first start and reuses it afterwards, so a local user has
+a key to copy and nothing is ever open without one.
+"""
+
+import hmac
+import ipaddress
+import secrets
+from pathlib import Path
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from crase.errors import ApiKeyRejected, SettingsError
+from crase.settings import Settings
+
+API_KEY_HEADER = "X-API-Key"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def key_file_path(settings: Settings) -> Path:
+    return settings.api.key_file or settings.var_dir / "api-key"
+
+
+def read_or_create_key(path: Path) -> str:
+    """The key kept in `path`, made (random, 32 bytes, URL-safe) on the first call."""
+    if path.exists():
+        key = path.read_text(encoding="utf-8").strip()
+        if key:
+            return key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(32)
+    path.write_text(key + "\n", encoding="utf-8")
+    path.chmod(0o600)
+    return key
+
+
+def resolve_api_keys(settings: Settings, host: str) -> tuple[list[str], Path | None]:
+    """The keys the server will accept, and the key file when one was used.
+
+    Configured keys win. Without them a loopback server uses the generated local key;
+    any other address refuses to start, because it would need a key nobody was given."""
+    keys = [key for key in settings.api.api_keys if key]
+    if keys:
+        return keys, None
+    if not is_loopback(host):
+        raise SettingsError(
+            f"refusing to serve on {host} without API keys: set CRASE_API__API_KEYS "
+            "(a JSON list) or bind to 127.0.0.1"
+        )
+    path = key_file_path(settings)
+    return [read_or_create_key(path)], path
+
+
+def key_is_accepted(given: str | None, accepted: list[str]) -> bool:
+    if not given:
+        return False
+    # Compare with every key in constant time, so timing tells nothing about a near miss.
+    matches = [hmac.compare_digest(given.encode(), key.encode()) for key in accepted]
+    return any(matches)
+
+
+def require_api_key(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+    """Litestar guard for every protected route: the header must hold an accepted key."""
+    accepted: list[str] = connection.app.state.api_keys
+    given = connection.headers.get(API_KEY_HEADER)
+    if given is None:
+        raise ApiKeyRejected(f"missing {API_KEY_HEADER} header")
+    if not key_is_accepted(given, accepted):
+        raise ApiKeyRejected(f"the {API_KEY_HEADER} header holds no accepted key")

@@ -1,0 +1,1 @@
+"""HTTP controllers: thin handlers over the services in `crase.api` and the pipelines."""

@@ -1,0 +1,54 @@
+"""POST /searches: start an evidence-graph search; it runs in the background."""
+
+from litestar import Controller, post
+from litestar.di import NamedDependency
+from litestar.params import JSONBody
+from pydantic import BaseModel, ConfigDict, Field
+
+from crase.api.runs import RunRegistry
+from crase.search.request import SearchRequest
+from crase.settings import SearchSettings, Settings
+
+
+class SearchParams(SearchSettings):
+    """Run parameters; only the fields given replace the server's defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(..., min_length=3, max_length=4000, description="The research question")
+    params: SearchParams | None = Field(
+        None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, ranker, ...)")
+    reference_year: int | None = Field(
+        None, ge=1900, le=2200, description="Year ages are measured from; default this year")
+    exclude: list[str] = Field(
+        default_factory=list, max_length=10_000,
+        description="Paper ids left out with all their edges")
+
+
+class SearchAccepted(BaseModel):
+    run_id: str
+    status: str
+    run_url: str = Field(description="GET it for status, progress and, once done, results")
+
+
+def build_request(body: SearchBody, defaults: SearchSettings) -> SearchRequest:
+    given = body.params.model_dump(exclude_unset=True) if body.params else {}
+    params = SearchSettings.model_validate({**defaults.model_dump(), **given})
+    return SearchRequest(query=body.query, params=params, reference_year=body.reference_year,
+                         exclude=body.exclude)
+
+
+class SearchController(Controller):
+    path = "/searches"
+    tags = ["searches"]
+
+    @post("/", status_code=202, sync_to_thread=False,
+          summary="Start a search; 202 with the run id, the run goes on in the background")
+    def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
+                     settings: NamedDependency[Settings]) -> SearchAccepted:
+        run = registry.submit_search(build_request(data, settings.search))
+        return SearchAccepted(run_id=run.id, status=run.status, run_url=f"/runs/{run.id}")

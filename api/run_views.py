@@ -1,0 +1,142 @@
+"""What the API shows of a run: its state (live from the registry, recorded from the Run
+node), its results with evidence, and its evidence graph as nodes and edges.
+
+The graph is the record; the registry adds what only this server knows while the run
+lives (queued, the stage it is in, per-stage progress) and what a crash left unrecorded.
+"""
+
+import json
+from typing import Any
+
+import numpy as np
+
+from crase.api.runs import FINISHED, SEARCH_STAGES, TrackedRun
+from crase.errors import RunNotFinished, RunNotFound
+from crase.graph import Graph
+from crase.scoring.delta import coverage_affinity
+
+
+def parse_json(text: str | None, default: Any) -> Any:
+    return json.loads(text) if text else default
+
+
+def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
+    rows = graph.read("read_run", id=run_id)
+    if not rows:
+        return None
+    row = rows[0]
+    return {
+        "id": row["id"], "kind": row["kind"], "query": row["query"], "status": row["status"],
+        "started": row["started"], "finished": row["finished"], "error": row["error"],
+        "params": parse_json(row["params"], {}), "backends": parse_json(row["backends"], {}),
+        "plan": row["plan"] or [], "counts": parse_json(row["counts"], {}),
+        "timings": parse_json(row["timings"], {}), "usage": parse_json(row["usage"], {}),
+    }
+
+
+def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
+    """Progress of a run this server does not track, from the timings it recorded."""
+    timings = record["timings"]
+    stages = {name: {"state": "done" if name in timings else "pending", "done": None,
+                     "total": None} for name in (*SEARCH_STAGES, *timings)}
+    return {"stage": None, "stages": stages}
+
+
+def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
+    """The whole run: state, parameters, plan, counts, timings, seeds and results."""
+    record = read_run_record(graph, run_id)
+    if record is None and tracked is None:
+        raise RunNotFound(f"no run with id {run_id!r}")
+    if record is None:
+        assert tracked is not None
+        record = {"id": tracked.id, "kind": tracked.kind, "query": tracked.query,
+                  "status": tracked.status, "started": None, "finished": None,
+                  "error": tracked.error, "params": tracked.params, "backends": {},
+                  "plan": [], "counts": {}, "timings": {}, "usage": {}}
+    view = dict(record)
+    if tracked is not None:
+        # The worker's word is newer than the node's while the run lives, and it is the
+        # only record of a crash the pipeline could not write down.
+        view["status"] = tracked.status
+        view["error"] = record["error"] or tracked.error
+        view["submitted"] = tracked.submitted
+        view["progress"] = tracked.progress_json()
+        view["tracked"] = True
+    else:
+        view["submitted"] = record["started"]
+        view["progress"] = recorded_progress(record)
+        view["tracked"] = False
+    view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
+    view["results"] = read_results(graph, run_id)
+    return view
+
+
+def read_results(graph: Graph, run_id: str) -> list[dict[str, Any]]:
+    return [{**row, "authors": row["authors"] or [],
+             "evidence": parse_json(row["evidence"], None)}
+            for row in graph.read("read_run_results", run_id=run_id)]
+
+
+def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,
+                     ) -> dict[str, Any]:
+    """The Run record of a run that finished well; else RunNotFound or RunNotFinished."""
+    record = read_run_record(graph, run_id)
+    if record is None:
+        if tracked is None:
+            raise RunNotFound(f"no run with id {run_id!r}")
+        raise RunNotFinished(f"run {run_id} is {tracked.status}; try again when it is done")
+    status = tracked.status if tracked is not None and tracked.status in FINISHED else (
+        record["status"])
+    if status != "done":
+        detail = f" ({record['error']})" if record["error"] else ""
+        raise RunNotFinished(f"run {run_id} is {status}{detail}; only a finished run has "
+                             "results and an evidence graph")
+    return record
+
+
+def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
+    """Every paper the run considered and the citation edges among them, each edge with
+    Delta at the run's theta and whether it was retained (or why it was pruned)."""
+    record = require_finished(graph, run_id, tracked)
+    params = record["params"].get("params", {})
+    theta, tau = float(params.get("theta", 0.0)), float(params.get("tau", 0.0))
+    scorer, version = split_backend(record["backends"].get("entailment", ""))
+    nodes = graph.read("read_run_graph_nodes", run_id=run_id)
+    kept = {node["id"] for node in nodes if node["kept"]}
+    rows = graph.read("read_run_graph_edges", run_id=run_id, theta=theta,
+                      one_hop=params.get("hops") == "1")
+    edges = [judge_edge(row, theta, tau, scorer, version, kept) for row in rows]
+    return {"run_id": run_id, "query": record["query"], "theta": theta, "tau": tau,
+            "scorer": f"{scorer}@{version}" if scorer else None,
+            "counts": {"nodes": len(nodes), "nodes_kept": len(kept), "edges": len(edges),
+                       "edges_retained": sum(1 for e in edges if e["retained"])},
+            "nodes": nodes, "edges": edges}
+
+
+def split_backend(name: str) -> tuple[str, str]:
+    scorer, _, version = name.rpartition("@")
+    return (scorer, version) if scorer else (name, "")
+
+
+def judge_edge(row: dict[str, Any], theta: float, tau: float, scorer: str, version: str,
+               kept: set[str]) -> dict[str, Any]:
+    delta: float | None = None
+    if row["scorer"] is None:
+        reason = "not scored"
+    elif (row["scorer"], row["scorer_version"]) != (scorer, version):
+        reason = f"scored by {row['scorer']}@{row['scorer_version']}, not the run's scorer"
+    else:
+        delta = stored_delta_at(row, theta)
+        reason = "retained" if delta > tau else f"delta {delta:.3f} <= tau {tau:g}"
+    retained = reason == "retained" and row["citing"] in kept and row["cited"] in kept
+    return {"citing": row["citing"], "cited": row["cited"],
+            "delta": None if delta is None else round(delta, 6),
+            "retained": retained, "reason": reason}
+
+
+def stored_delta_at(row: dict[str, Any], theta: float) -> float:
+    """Delta at the run's theta: stored when scored at that theta, else from the matrix."""
+    if row["matrix"] is None:
+        return float(row["delta"])
+    matrix = np.asarray(row["matrix"], dtype=float).reshape(row["rows"], row["cols"])
+    return float(coverage_affinity(matrix, theta))

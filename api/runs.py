@@ -1,0 +1,195 @@
+"""Background runs of the HTTP API: a queue of searches served by worker threads.
+
+The pipeline is synchronous, so each search runs in a worker thread; `api.search_workers`
+of them run at once and the rest wait, queued. The registry keeps each run's live state
+(status, the stage it is in, per-stage progress) in memory while the server lives; the
+pipeline itself records the run on its Run node (status, plan, counts, timings, results),
+so a finished run can still be read after a restart.
+
+Each worker thread builds its own search backends on its first run: the offline
+entailment scorer keeps an embedding cache that is not safe to share between threads,
+and a backend's usage counters then belong to one run at a time, so every run's recorded
+model usage is its own.
+"""
+
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from crase.errors import CraseError, RunCancelled, RunNotCancellable
+from crase.graph import Graph
+from crase.search.audit import RunRecorder
+from crase.search.pipeline import SearchBackends, run_search
+from crase.search.request import SearchRequest
+
+RunStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
+# The pipeline's stages in the order it runs them. It asks `should_cancel` once before
+# each one, which is how the registry knows the stage a run is in (a test checks this list
+# against the timings a real run records).
+SEARCH_STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank",
+                 "evidence", "record")
+
+log = logging.getLogger(__name__)
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@dataclass
+class StageProgress:
+    state: Literal["pending", "running", "done"] = "pending"
+    done: int | None = None  # items finished, where the stage reports them (claims, ...)
+    total: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"state": self.state, "done": self.done, "total": self.total}
+
+
+@dataclass
+class TrackedRun:
+    id: str
+    kind: str
+    query: str
+    params: dict[str, Any]
+    submitted: str = field(default_factory=now_iso)
+    status: RunStatus = "queued"
+    stage: str | None = None
+    stages: dict[str, StageProgress] = field(
+        default_factory=lambda: {name: StageProgress() for name in SEARCH_STAGES})
+    error: str | None = None
+    cancel_requested: threading.Event = field(default_factory=threading.Event)
+    future: Future[None] | None = None
+
+    def enter_next_stage(self) -> None:
+        names = list(self.stages)
+        if self.stage is not None:
+            self.stages[self.stage].state = "done"
+        position = names.index(self.stage) + 1 if self.stage in names else 0
+        self.stage = names[position] if position < len(names) else None
+        if self.stage is not None:
+            self.stages[self.stage].state = "running"
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        progress = self.stages.setdefault(stage, StageProgress(state="running"))
+        progress.done, progress.total = done, total
+
+    def finish(self, status: RunStatus, error: str | None = None) -> None:
+        if status == "done":
+            for progress in self.stages.values():
+                progress.state = "done"
+        self.status, self.error = status, error
+
+    def progress_json(self) -> dict[str, Any]:
+        return {"stage": self.stage,
+                "stages": {name: p.as_json() for name, p in self.stages.items()}}
+
+
+BackendsFactory = Callable[[], SearchBackends]
+
+
+class RunRegistry:
+    def __init__(self, graph: Graph, build_backends: BackendsFactory, workers: int,
+                 keep: int = 1000) -> None:
+        self.graph = graph
+        self.build_backends = build_backends
+        self.keep = keep
+        self.executor = ThreadPoolExecutor(max_workers=workers,
+                                           thread_name_prefix="crase-search")
+        self.runs: OrderedDict[str, TrackedRun] = OrderedDict()
+        self.lock = threading.Lock()
+        self.local = threading.local()
+
+    # submitting and reading -----------------------------------------------------------
+    def submit_search(self, request: SearchRequest) -> TrackedRun:
+        run = TrackedRun(id=uuid.uuid4().hex[:12], kind="search", query=request.query,
+                         params=request.model_dump(mode="json"))
+        with self.lock:
+            self.runs[run.id] = run
+            self._forget_old_runs()
+        run.future = self.executor.submit(self._execute_search, run, request)
+        run.future.add_done_callback(lambda future: self._note_crash(run, future))
+        return run
+
+    def get(self, run_id: str) -> TrackedRun | None:
+        with self.lock:
+            return self.runs.get(run_id)
+
+    def cancel(self, run_id: str) -> TrackedRun | None:
+        """Ask a run to stop. A queued run never starts (and is recorded as cancelled); a
+        running one stops before its next stage. None if this server does not track it."""
+        run = self.get(run_id)
+        if run is None:
+            return None
+        if run.status in FINISHED:
+            raise RunNotCancellable(f"run {run_id} has already finished ({run.status})")
+        run.cancel_requested.set()
+        if run.future is not None and run.future.cancel():
+            self._record_cancelled_before_start(run)
+        return run
+
+    def shutdown(self) -> None:
+        """Stop taking work, cancel what waits, let running searches stop at a stage end."""
+        with self.lock:
+            runs = list(self.runs.values())
+        for run in runs:
+            if run.status not in FINISHED:
+                run.cancel_requested.set()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    # the worker side ----------------------------------------------------------------------
+    def _execute_search(self, run: TrackedRun, request: SearchRequest) -> None:
+        if run.cancel_requested.is_set():
+            self._record_cancelled_before_start(run)
+            return
+        run.status = "running"
+        try:
+            backends = self._thread_backends()
+            run_search(self.graph, backends, request, run_id=run.id, progress=run.report,
+                       should_cancel=lambda: self._stage_boundary(run))
+        except RunCancelled as err:
+            run.finish("cancelled", str(err))
+        except CraseError as err:
+            run.finish("failed", f"{type(err).__name__}: {err}")
+        else:
+            run.finish("done")
+
+    def _stage_boundary(self, run: TrackedRun) -> bool:
+        if run.cancel_requested.is_set():
+            return True
+        run.enter_next_stage()
+        return False
+
+    def _thread_backends(self) -> SearchBackends:
+        backends: SearchBackends | None = getattr(self.local, "backends", None)
+        if backends is None:
+            backends = self.build_backends()
+            self.local.backends = backends
+        return backends
+
+    def _note_crash(self, run: TrackedRun, future: Future[None]) -> None:
+        # A bug (not a CraseError) in a worker must not leave the run "running" forever.
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            log.error("search run %s crashed", run.id, exc_info=error)
+            run.finish("failed", f"internal error: {type(error).__name__}: {error}")
+
+    def _record_cancelled_before_start(self, run: TrackedRun) -> None:
+        run.finish("cancelled", "cancelled before it started")
+        recorder = RunRecorder(self.graph, run.id)
+        recorder.open(run.kind, run.query, run.params, {})
+        recorder.close("cancelled", [], {}, {}, {}, "RunCancelled: cancelled before it started")
+
+    def _forget_old_runs(self) -> None:
+        finished = [run_id for run_id, run in self.runs.items() if run.status in FINISHED]
+        for run_id in finished[:max(0, len(self.runs) - self.keep)]:
+            del self.runs[run_id]

@@ -1,0 +1,53 @@
+"""An app per test, on the session's Neo4j, with one API key; and a loaded fixture corpus."""
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from crase.api.app import create_app
+from crase.graph import Graph
+from crase.settings import ApiSettings, Settings
+from tests.api.corpus import fixture_corpus
+
+API_KEY = "test-key-for-the-api-tests"
+
+
+def api_settings_for(settings: Settings, **api: Any) -> Settings:
+    values = {"api_keys": [API_KEY], "search_workers": 1, "analyst_timeout_s": 2.0,
+              "analyst_row_limit": 50, **api}
+    return settings.model_copy(update={"api": ApiSettings(**values)})
+
+
+@pytest.fixture
+def api_settings(settings: Settings) -> Settings:
+    return api_settings_for(settings)
+
+
+@pytest.fixture
+def client(api_settings: Settings, graph: Graph) -> Iterator[TestClient]:
+    """A client that sends the key; the app shares the test's (cleaned) graph."""
+    with TestClient(create_app(api_settings, graph=graph)) as test_client:
+        test_client.headers["X-API-Key"] = API_KEY
+        yield test_client
+
+
+@pytest.fixture
+def corpus(client: TestClient) -> dict[str, Any]:
+    """The fixture corpus, loaded through POST /papers/batch; returns the load's answer."""
+    papers, citations = fixture_corpus()
+    response = client.post("/papers/batch", json={"papers": papers, "citations": citations})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def wait_for_run(client: TestClient, run_id: str, timeout_s: float = 120.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = client.get(f"/runs/{run_id}").json()
+        if run["status"] not in ("queued", "running"):
+            return run
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not finish within {timeout_s} s")
