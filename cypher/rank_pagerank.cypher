@@ -3,7 +3,8 @@
 // stationary distribution (the two are proportional; see crase/search/ranking.py).
 // Parameters: $graph_name, $seeds (ids present in the projection), $damping,
 //             $max_iterations, $tolerance, $k.
-// Returns: id, score (best first, at most $k rows).
+// Returns: id, score (best first, at most $k rows; papers the walk never reaches are left
+// out rather than returned with score 0).
 MATCH (s:Paper) WHERE s.id IN $seeds
 WITH collect(s) AS sources
 CALL gds.pageRank.stream($graph_name, {
@@ -13,7 +14,8 @@ CALL gds.pageRank.stream($graph_name, {
 YIELD nodeId, score
 WITH collect([nodeId, score]) AS scored, sum(score) AS total
 UNWIND scored AS row
-WITH row[1] / total AS score, gds.util.asNode(row[0]).id AS id
+WITH row[1] / total AS score, row[0] AS nodeId WHERE score > 0
+WITH score, gds.util.asNode(nodeId).id AS id
 RETURN id, score
 ORDER BY score DESC, id
 LIMIT $k

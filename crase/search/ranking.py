@@ -57,7 +57,7 @@ def rank(graph: Graph, projection_name: str, pruned: PrunedGraph, ranker: str,
         graph.write("project_evidence_graph", graph_name=projection_name, rows=rows,
                     orientation=orientation, reference_year=reference_year, beta=beta)
         if ranker == "salsa":
-            return _rank_salsa(graph, projection_name, pruned.seeds, k)
+            return _rank_salsa(graph, projection_name, pruned.seeds, alpha, k)
         return _rank_pagerank(graph, projection_name, pruned.seeds, alpha, k,
                               max_iterations, tolerance)
     finally:
@@ -71,13 +71,15 @@ def _rank_pagerank(graph: Graph, name: str, seeds: list[str], alpha: float, k: i
     return [(r["id"], float(r["score"])) for r in rows]
 
 
-def _rank_salsa(graph: Graph, name: str, seeds: list[str], k: int) -> list[tuple[str, float]]:
+def _rank_salsa(graph: Graph, name: str, seeds: list[str], alpha: float,
+                k: int) -> list[tuple[str, float]]:
     rows = graph.read("stream_projected_weights", graph_name=name)
     ids = sorted({r["source"] for r in rows} | {r["target"] for r in rows})
     index = {paper: i for i, paper in enumerate(ids)}
     weights = np.zeros((len(ids), len(ids)))
     for r in rows:
         weights[index[r["source"]], index[r["target"]]] += r["w"]
-    scores = salsa_scores(weights, [index[s] for s in seeds if s in index])
-    order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[:k]
+    scores = salsa_scores(weights, [index[s] for s in seeds if s in index], alpha)
+    reached = [i for i in range(len(ids)) if scores[i] > 0]
+    order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:k]
     return [(ids[i], float(scores[i])) for i in order]
