@@ -29,7 +29,10 @@ class Graph:
     @classmethod
     def connect(cls, settings: DatabaseSettings) -> "Graph":
         password = settings.password or Neo4jServer(settings).password()
-        driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password))
+        # Server notifications (unknown property keys on a fresh graph, deprecations) are
+        # for query authors, not for users of the tool.
+        driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password),
+                                      notifications_min_severity="OFF")
         return cls(driver, settings.database)
 
     def close(self) -> None:
