@@ -115,9 +115,35 @@ class ProviderSettings(BaseModel):
     requests_per_second: float = Field(1.0, gt=0, description="Shared rate limit")
     timeout_s: float = Field(30.0, gt=0, description="Per-request timeout")
     max_retries: int = Field(5, ge=0, description="Retries on 429, 5xx and timeouts")
+    backoff_base_s: float = Field(
+        1.0, ge=0, description="First provider retry wait; doubles per retry, with jitter"
+    )
+    backoff_max_s: float = Field(
+        60.0, ge=0, description="Longest wait between provider retries (also caps Retry-After)"
+    )
     crossref_url: str = Field("https://api.crossref.org", description="Crossref REST API base")
     arxiv_url: str = Field("https://export.arxiv.org/api", description="arXiv API base")
     enabled: bool = Field(False, description="Use external providers at all")
+
+
+class IngestSettings(BaseModel):
+    batch_size: int = Field(
+        10_000, ge=1, description="Rows per UNWIND transaction of the incremental load"
+    )
+    batch_bytes: int = Field(
+        16_000_000, ge=1_000, description="Largest parameter payload of one paper batch (bytes)"
+    )
+    max_line_bytes: int = Field(
+        1_000_000, ge=1_000, description="An input line longer than this is rejected unread"
+    )
+    max_field_chars: int = Field(
+        100_000, ge=100, description="A text field longer than this rejects its row"
+    )
+    min_year: int = Field(1600, description="Earliest plausible publication year")
+    import_memory: str = Field(
+        "2g", description="Off-heap memory `neo4j-admin database import` may use"
+    )
+    progress: bool = Field(True, description="Draw progress bars on stderr for long loads")
 
 
 class ApiSettings(BaseModel):
@@ -156,4 +182,5 @@ class Settings(BaseSettings):
     models: ModelSettings = Field(default_factory=ModelSettings)
     providers: ProviderSettings = Field(default_factory=ProviderSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     var_dir: Path = Field(PROJECT_ROOT / "var", description="Local state: runs, rejects, caches")

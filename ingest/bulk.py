@@ -53,6 +53,7 @@ class ImportReport:
     rejects: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # per phase
     imported: dict[str, int] = field(default_factory=dict)  # as neo4j-admin reports it
+    import_tool_peak_memory: str = ""  # neo4j-admin's own figure, e.g. "1.2GiB"
     graph_after: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -194,6 +195,8 @@ def run_import(settings: Settings, arguments: list[str], report: ImportReport) -
         raise BulkImportError(f"neo4j-admin import failed (exit {result.returncode}): "
                               f"{(result.stderr or result.stdout)[-3000:]}")
     report.imported = imported_counts(result.stdout)
+    peak = re.search(r"Peak memory usage: (\S+)", result.stdout)
+    report.import_tool_peak_memory = peak.group(1) if peak else ""
     started = time.monotonic()
     graph = Graph.connect(settings.database)
     try:

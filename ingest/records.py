@@ -7,8 +7,6 @@ edges to unknown papers) live in `crase.ingest.registry`.
 """
 
 import datetime
-import hashlib
-import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -129,6 +127,12 @@ class Paper(BaseModel):
                 {"year": value, "low": limits.min_year, "high": limits.max_year})
         return value
 
+    @field_validator("doi")
+    @classmethod
+    def lower_doi(cls, value: str | None) -> str | None:
+        # DOIs are case-insensitive; one spelling lets identity matching compare them.
+        return value.lower() if value else None
+
     @field_validator("categories", mode="before")
     @classmethod
     def split_categories(cls, value: Any) -> Any:
@@ -158,11 +162,6 @@ class Paper(BaseModel):
         partial record (e.g. from Semantic Scholar) never erases what the graph knows."""
         return {name: value for name, value in self.model_dump(exclude={"id"}).items()
                 if value is not None and value != []}
-
-    def digest(self) -> bytes:
-        """A short fingerprint of the whole record, to tell a repeat from a conflict."""
-        canonical = json.dumps(self.model_dump(), sort_keys=True, ensure_ascii=False)
-        return hashlib.blake2b(canonical.encode(), digest_size=8).digest()
 
 
 class Citation(BaseModel):

@@ -1,0 +1,316 @@
+"""The Semantic Scholar Graph API: paper search, paper details (batch), references and
+citations with pagination, and their conversion into validated `Paper` rows.
+
+- One shared `RateLimiter` spaces requests (1/s by default) across every coroutine that
+  uses the client; a 429's `Retry-After` pauses all of them, not just the one that got it.
+- 429, 5xx, timeouts and connection errors are retried with exponential backoff and
+  jitter; when the retries run out the error says which it was (`ProviderRateLimited`,
+  `ProviderUnavailable`, `ProviderTimeout`). A body that is not the documented JSON is a
+  `ProviderReplyInvalid`, not retried. 404 means "no such paper" (None).
+- The references and citations endpoints serve at most ~10,000 neighbours; a longer list
+  comes back with `truncated=True`. Null abstracts are common and are counted.
+- The optional API key goes in the `x-api-key` header.
+"""
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from crase.errors import (
+    ProviderRateLimited,
+    ProviderReplyInvalid,
+    ProviderRequestRejected,
+    ProviderTimeout,
+    ProviderUnavailable,
+)
+from crase.ingest.records import Paper, validate_paper
+from crase.settings import ProviderSettings
+
+PAPER_FIELDS = ("paperId,externalIds,title,abstract,year,venue,authors,publicationDate,"
+                "journal,citationCount,referenceCount")
+NEIGHBOUR_FIELDS = "paperId,externalIds,title,abstract,year,venue,authors,publicationDate,journal"
+BATCH_IDS = 500  # the batch endpoint takes at most 500 ids
+PAGE_SIZE = 1000  # largest page of the references/citations endpoints
+SEARCH_PAGE_SIZE = 100
+NEIGHBOUR_CAP = 10_000  # offset + limit may not pass this
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class RateLimiter:
+    """At most one request per `interval_s`, shared by every caller of one event loop."""
+
+    def __init__(self, interval_s: float, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.interval_s = interval_s
+        self.clock = clock
+        self.sleep = sleep
+        self.next_slot = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        async with self.lock:
+            delay = self.next_slot - self.clock()
+            if delay > 0:
+                await self.sleep(delay)
+            self.next_slot = max(self.clock(), self.next_slot) + self.interval_s
+
+    def pause(self, seconds: float) -> None:
+        """Nobody sends before `seconds` from now (a server's Retry-After)."""
+        self.next_slot = max(self.next_slot, self.clock() + seconds)
+
+
+# replies ----------------------------------------------------------------------------------
+class S2Author(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str | None = None
+
+
+class S2Journal(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str | None = None
+    volume: str | None = None
+    pages: str | None = None
+
+
+class S2Paper(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    paperId: str | None = None  # noqa: N815 - the API's field names
+    externalIds: dict[str, Any] | None = None  # noqa: N815
+    title: str | None = None
+    abstract: str | None = None
+    year: int | None = None
+    venue: str | None = None
+    authors: list[S2Author] | None = None
+    publicationDate: str | None = None  # noqa: N815
+    journal: S2Journal | None = None
+    citationCount: int | None = None  # noqa: N815
+    referenceCount: int | None = None  # noqa: N815
+
+
+class S2Page(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    offset: int = 0
+    next: int | None = None
+    total: int | None = None
+    data: list[dict[str, Any]]
+
+
+@dataclass
+class SearchResult:
+    total: int
+    papers: list[S2Paper]
+    next_offset: int | None
+
+
+@dataclass
+class NeighbourList:
+    """References or citations of one paper, as far as the API serves them."""
+
+    paper_id: str
+    direction: Literal["references", "citations"]
+    papers: list[S2Paper] = field(default_factory=list)
+    unresolved: int = 0  # entries the API lists without a paperId (no record behind them)
+    truncated: bool = False  # the API stopped at its cap before the end of the list
+
+
+# client -----------------------------------------------------------------------------------
+class SemanticScholarClient:
+    def __init__(self, settings: ProviderSettings, limiter: RateLimiter | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.settings = settings
+        self.limiter = limiter or RateLimiter(1.0 / settings.requests_per_second)
+        headers = {"x-api-key": settings.semantic_scholar_key} \
+            if settings.semantic_scholar_key else {}
+        self.http = httpx.AsyncClient(base_url=settings.semantic_scholar_url.rstrip("/") + "/",
+                                      headers=headers, timeout=settings.timeout_s,
+                                      transport=transport)
+        self.requests_sent = 0
+
+    async def __aenter__(self) -> "SemanticScholarClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def search(self, query: str, limit: int = SEARCH_PAGE_SIZE,
+                     offset: int = 0) -> SearchResult:
+        reply = await self.request("GET", "paper/search", params={
+            "query": query, "fields": PAPER_FIELDS, "offset": offset,
+            "limit": min(limit, SEARCH_PAGE_SIZE)})
+        page = parse_model(S2Page, reply, "paper/search")
+        papers = [parse_model(S2Paper, item, "paper/search") for item in page.data]
+        return SearchResult(page.total or len(papers), papers, page.next)
+
+    async def paper(self, paper_id: str) -> S2Paper | None:
+        """One paper by any id S2 accepts (`arXiv:...`, `DOI:...`, its own); None if unknown."""
+        reply = await self.request("GET", f"paper/{paper_id}", params={"fields": PAPER_FIELDS})
+        return None if reply is None else parse_model(S2Paper, reply, "paper")
+
+    async def papers(self, paper_ids: list[str]) -> list[S2Paper | None]:
+        """Details of many papers, in the order asked; None where S2 has no such paper."""
+        found: list[S2Paper | None] = []
+        for start in range(0, len(paper_ids), BATCH_IDS):
+            chunk = paper_ids[start:start + BATCH_IDS]
+            reply = await self.request("POST", "paper/batch", params={"fields": PAPER_FIELDS},
+                                       json={"ids": chunk})
+            if not isinstance(reply, list) or len(reply) != len(chunk):
+                raise ProviderReplyInvalid(
+                    f"paper/batch answered {type(reply).__name__} for {len(chunk)} ids")
+            found.extend(None if item is None else parse_model(S2Paper, item, "paper/batch")
+                         for item in reply)
+        return found
+
+    async def references(self, paper_id: str, cap: int = NEIGHBOUR_CAP) -> NeighbourList:
+        return await self.neighbours(paper_id, "references", "citedPaper", cap)
+
+    async def citations(self, paper_id: str, cap: int = NEIGHBOUR_CAP) -> NeighbourList:
+        return await self.neighbours(paper_id, "citations", "citingPaper", cap)
+
+    async def neighbours(self, paper_id: str, direction: Literal["references", "citations"],
+                         key: str, cap: int) -> NeighbourList:
+        result = NeighbourList(paper_id, direction)
+        offset: int | None = 0
+        while offset is not None:
+            limit = min(PAGE_SIZE, cap - offset)
+            if limit <= 0:
+                result.truncated = True
+                break
+            reply = await self.request("GET", f"paper/{paper_id}/{direction}", params={
+                "fields": NEIGHBOUR_FIELDS, "offset": offset, "limit": limit})
+            if reply is None:
+                break
+            page = parse_model(S2Page, reply, direction)
+            for item in page.data:
+                record = parse_model(S2Paper, item.get(key) or {}, direction)
+                if record.paperId:
+                    result.papers.append(record)
+                else:
+                    result.unresolved += 1
+            offset = page.next if page.data else None
+        return result
+
+    # transport --------------------------------------------------------------------------
+    async def request(self, method: str, path: str, params: dict[str, Any] | None = None,
+                      json: Any = None) -> Any:
+        """The parsed JSON reply; None for 404. Retries as the module docstring says."""
+        last_failure = ""
+        for attempt in range(self.settings.max_retries + 1):
+            await self.limiter.wait()
+            self.requests_sent += 1
+            try:
+                response = await self.http.request(method, path, params=params, json=json)
+            except httpx.TimeoutException as err:
+                last_failure = "timeout"
+                if attempt == self.settings.max_retries:
+                    raise ProviderTimeout(f"Semantic Scholar {path}: no answer within "
+                                          f"{self.settings.timeout_s} s, {attempt + 1} tries"
+                                          ) from err
+                await asyncio.sleep(self.backoff(attempt))
+                continue
+            except httpx.TransportError as err:
+                last_failure = f"connection error: {err}"
+                if attempt == self.settings.max_retries:
+                    raise ProviderUnavailable(f"Semantic Scholar {path}: {last_failure}") from err
+                await asyncio.sleep(self.backoff(attempt))
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                last_failure = f"HTTP {response.status_code}"
+                if attempt < self.settings.max_retries:
+                    await self.wait_before_retry(response, attempt)
+                    continue
+                break
+            return self.reply_of(response, path)
+        if last_failure == "HTTP 429":
+            raise ProviderRateLimited(f"Semantic Scholar {path}: still 429 after "
+                                      f"{self.settings.max_retries + 1} tries")
+        raise ProviderUnavailable(f"Semantic Scholar {path}: {last_failure} after "
+                                  f"{self.settings.max_retries + 1} tries")
+
+    async def wait_before_retry(self, response: httpx.Response, attempt: int) -> None:
+        delay = self.backoff(attempt)
+        if response.status_code == 429:
+            told = retry_after_seconds(response.headers.get("retry-after"))
+            if told is not None:
+                delay = min(max(told, 0.0), self.settings.backoff_max_s)
+            self.limiter.pause(delay)  # every caller waits, not only this one
+        await asyncio.sleep(delay)
+
+    def backoff(self, attempt: int) -> float:
+        # Exponential, with the upper half randomised so that callers that failed
+        # together do not retry together.
+        ceiling = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** attempt)
+        return ceiling * random.uniform(0.5, 1.0)
+
+    @staticmethod
+    def reply_of(response: httpx.Response, path: str) -> Any:
+        if response.status_code == 404:
+            return None
+        if response.status_code >= 400:
+            raise ProviderRequestRejected(
+                f"Semantic Scholar {path}: HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            return response.json()
+        except ValueError as err:
+            raise ProviderReplyInvalid(
+                f"Semantic Scholar {path}: the body is not JSON: {response.text[:200]!r}"
+            ) from err
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: a number, or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def parse_model(model: type[ModelT], data: Any, path: str) -> ModelT:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ProviderReplyInvalid(f"Semantic Scholar {path}: unexpected reply: "
+                                   f"{err.errors(include_url=False)[0]['msg']}") from err
+
+
+# conversion ---------------------------------------------------------------------------------
+def paper_from_s2(record: S2Paper) -> Paper | None:
+    """The Paper row for an S2 record (id `s2:<paperId>` until matched to a graph paper),
+    or None for a record without an id or a title, which cannot be a node."""
+    if not record.paperId:
+        return None
+    external = record.externalIds or {}
+    journal = record.journal
+    journal_ref = " ".join(part for part in (
+        journal.name, journal.volume, f"({record.year})" if record.year else None,
+        journal.pages) if part) if journal and journal.name else None
+    result = validate_paper({
+        "id": f"s2:{record.paperId}",
+        "s2_id": record.paperId,
+        "title": record.title,
+        "abstract": record.abstract,
+        "year": record.year,
+        "venue": record.venue or None,
+        "authors": [author.name for author in record.authors or [] if author.name],
+        "arxiv_id": external.get("ArXiv"),
+        "doi": external.get("DOI"),
+        "date": record.publicationDate,
+        "journal_ref": journal_ref,
+    })
+    return result if isinstance(result, Paper) else None
