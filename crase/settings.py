@@ -146,6 +146,75 @@ class IngestSettings(BaseModel):
     progress: bool = Field(True, description="Draw progress bars on stderr for long loads")
 
 
+class IdeaSettings(BaseModel):
+    """Budgets and gates of the idea-to-prior-work workflow. Upper bounds are the published
+    limits (Idea2Prior): lowering a budget is allowed, raising it past them is not."""
+
+    min_facets: int = Field(3, ge=1, le=7, description="Fewest technical facets asked for")
+    max_facets: int = Field(7, ge=1, le=7, description="Most technical facets asked for")
+    max_queries: int = Field(8, ge=1, le=30, description="Generated local search queries")
+    hits_per_query: int = Field(
+        40, ge=1, le=500, description="Full-text hits kept per generated query"
+    )
+    recall_max_papers: int = Field(
+        20, ge=0, le=50, description="Titles the expert model may recall (hypotheses)"
+    )
+    selection_budget: int = Field(
+        120, ge=1, le=2000, description="Candidates selected for abstract assessment"
+    )
+    protect_corroborated: int = Field(
+        10, ge=0, description="Selection slots reserved for candidates found by two routes"
+    )
+    protect_strong_rank: int = Field(
+        15, ge=0, description="Selection slots reserved for top-ranked full-text hits"
+    )
+    strong_rank_cutoff: int = Field(
+        3, ge=1, description="A full-text hit at this rank or better counts as strong"
+    )
+    protect_missing_abstract: int = Field(
+        5, ge=0, description="Selection slots reserved for candidates without an abstract"
+    )
+    neighbour_seeds: int = Field(5, ge=0, le=5, description="Seeds of the citation gate")
+    neighbour_batch: int = Field(20, ge=1, le=20, description="Neighbours graded per call")
+    neighbour_per_seed: int = Field(
+        15, ge=0, le=15, description="Positive neighbours kept per seed (3 > 2 > 1)"
+    )
+    neighbour_budget: int = Field(
+        50, ge=0, le=50, description="New candidates the citation gate may admit in all"
+    )
+    neighbour_read_limit: int = Field(
+        100, ge=1, description="Neighbours read per seed and direction (newest first)"
+    )
+    provider_hits_per_query: int = Field(
+        20, ge=1, le=100, description="Semantic Scholar search hits kept per query"
+    )
+    shortlist_assessed: int = Field(50, ge=1, le=50, description="Assessed works shortlisted")
+    shortlist_buffer: int = Field(
+        10, ge=0, le=10, description="Extra boundary or uncertain works shortlisted"
+    )
+    window_chars: int = Field(
+        1800, ge=200, le=1800, description="Largest PDF text window sent to the expert"
+    )
+    windows_per_paper: int = Field(6, ge=1, le=6, description="PDF windows sent per paper")
+    term_frequency_cap: int = Field(
+        3, ge=1, description="Occurrences of one term that count when scoring a window"
+    )
+    use_providers: bool = Field(
+        True, description="Probe the external providers and use those that answer"
+    )
+    provider_probe_timeout_s: float = Field(
+        3.0, gt=0, description="How long an availability probe of a provider may take"
+    )
+    embedding_cache: bool = Field(
+        True, description="Keep the offline backends' sentence vectors under var_dir"
+    )
+    arxiv_pdf_url: str = Field("https://arxiv.org/pdf", description="Where arXiv serves PDFs")
+    pdf_timeout_s: float = Field(30.0, gt=0, description="Timeout of one PDF download")
+    pdf_max_bytes: int = Field(
+        50_000_000, ge=1000, description="A downloaded PDF larger than this is refused"
+    )
+
+
 class ApiSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the HTTP API binds to")
     port: int = Field(8000, description="HTTP API port")
@@ -183,4 +252,5 @@ class Settings(BaseSettings):
     providers: ProviderSettings = Field(default_factory=ProviderSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    idea: IdeaSettings = Field(default_factory=IdeaSettings)
     var_dir: Path = Field(PROJECT_ROOT / "var", description="Local state: runs, rejects, caches")

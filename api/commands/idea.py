@@ -1,0 +1,132 @@
+"""`crase idea` and `crase idea-audit`: idea to prior work from the command line."""
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crase.graph import Graph
+from crase.settings import Settings
+
+if TYPE_CHECKING:
+    from crase.idea.pipeline import IdeaResult
+    from crase.idea.request import IdeaRequest
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    idea = subparsers.add_parser(
+        "idea", help="five identifiable papers for a research idea, with a full audit",
+        description="Structure the idea, discover candidates (full text, recalled titles, "
+                    "citation neighbours, providers when reachable), resolve identities, "
+                    "assess abstracts, gate citation neighbours, shortlist, read 5 PDFs, and "
+                    "rank five works jointly. Everything is recorded on a Run node and in an "
+                    "audit JSON.")
+    idea.add_argument("idea", help="the research idea, in quotes")
+    idea.add_argument("--mode", choices=["retrieval_eval", "full_report"],
+                      default="retrieval_eval",
+                      help="retrieval_eval (default) stops after ranking and audit; "
+                           "full_report adds a report from the saved evidence")
+    idea.add_argument("--pdf-dir", dest="pdf_dir", type=Path,
+                      help="folder of PDFs named <paper id>.pdf or <arXiv id>.pdf")
+    idea.add_argument("--year-min", dest="year_min", type=int, help="earliest eligible year")
+    idea.add_argument("--year-max", dest="year_max", type=int, help="latest eligible year")
+    idea.add_argument("--exclude", nargs="*", default=[], metavar="ID",
+                      help="paper ids to leave out with their edges")
+    idea.add_argument("--no-providers", dest="providers", action="store_false", default=None,
+                      help="do not probe or use external providers")
+    idea.add_argument("--json", action="store_true", help="print the result as JSON")
+    idea.add_argument("--audit-out", dest="audit_out", type=Path,
+                      help="also write the audit JSON to this file")
+    idea.set_defaults(handler=find_prior_work)
+
+    audit = subparsers.add_parser("idea-audit", help="export the audit JSON of an idea run")
+    audit.add_argument("run_id", help="the run id printed by `crase idea`")
+    audit.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    audit.set_defaults(handler=export_audit)
+
+
+def build_request(args: argparse.Namespace, settings: Settings) -> "IdeaRequest":
+    from crase.idea.request import IdeaRequest
+
+    return IdeaRequest(
+        idea=args.idea, mode=args.mode, year_min=args.year_min, year_max=args.year_max,
+        exclude=args.exclude, pdf_dir=str(args.pdf_dir) if args.pdf_dir else None,
+        providers=args.providers, params=settings.idea)
+
+
+def quiet_driver_notices() -> None:
+    # The driver logs a notice per query about property keys a corpus lacks (venue, s2_id);
+    # they are expected, and would bury the output.
+    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+
+
+def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: the backends load numpy and the embedding model.
+    from crase.idea.backends import build_idea_backends, describe_idea_backends
+    from crase.idea.pipeline import run_idea
+
+    quiet_driver_notices()
+    request = build_request(args, settings)
+    backends = build_idea_backends(settings)
+    print(f"Using {describe_idea_backends(backends)}", file=sys.stderr)
+    graph = Graph.connect(settings.database)
+    try:
+        result = run_idea(graph, backends, request,
+                          progress=lambda stage: print(f"  {stage}...", file=sys.stderr))
+    finally:
+        graph.close()
+    if args.audit_out:
+        args.audit_out.write_text(json.dumps(result.audit, indent=1, sort_keys=True,
+                                             default=str) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(result.to_dict(include_audit=False), indent=2, default=str))
+    else:
+        print_result(result, settings)
+    return 0 if result.status == "done" else 1
+
+
+def print_result(result: "IdeaResult", settings: Settings) -> None:
+    c = result.counts
+    print(f"Run {result.run_id}: outcome {result.outcome}; {c['works']} works from "
+          f"{c['queries']} queries, {c['selected_for_assessment']} assessed, "
+          f"{c['gate_admitted']} admitted by the citation gate, shortlist {c['shortlist']}, "
+          f"PDFs {c['pdf_acquired']}/{c['pdf_attempts']}")
+    print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
+    if not result.papers:
+        failure = result.ranking.get("failure") or {}
+        print(f"No ranking: {failure.get('kind')}: {failure.get('detail')}")
+    for paper in result.papers:
+        grade = paper.grade if paper.grade is not None else paper.assessment_status
+        print(f"{paper.rank}. [{paper.paper_id}] {paper.title} ({paper.year or 'n.d.'})")
+        print(f"   grade {grade}; routes {', '.join(paper.routes)}; shortlist position "
+              f"{paper.shortlist_position}; PDF {paper.pdf_status}; evidence "
+              f"{paper.evidence_source}")
+        print(f"   {paper.reason}")
+    for note in result.incomplete:
+        print(f"Incomplete: {note}")
+    if result.report and result.report.get("path"):
+        print(f"Report: {result.report['path']}")
+    if result.audit_path:
+        print(f"Audit: {result.audit_path}")
+    print(f"Open it in Neo4j Browser ({settings.database.browser_url()}):\n  "
+          f"{result.browser_query}")
+
+
+def export_audit(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.idea.audit import export_idea_audit
+
+    quiet_driver_notices()
+    graph = Graph.connect(settings.database)
+    try:
+        audit = export_idea_audit(graph, args.run_id)
+    finally:
+        graph.close()
+    text = json.dumps(audit, indent=1, sort_keys=True, default=str) + "\n"
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        print(text, end="")
+    return 0
