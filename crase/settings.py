@@ -41,7 +41,11 @@ class SearchSettings(BaseModel):
     seeds_per_query: int = Field(10, ge=1, le=100, description="m: seeds kept per sub-query")
     seed_pool: int = Field(50, ge=1, description="Top hits per ranking considered for seeds")
     hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
-    theta: float = Field(0.6, ge=0, le=1, description="Entailment threshold for a grounded claim")
+    theta: float = Field(
+        0.4, ge=0, le=1,
+        description="Entailment threshold for a grounded claim; 0.4 is calibrated for the "
+        "offline cosine scorer on hep-th (python -m crase.bench.calibrate_theta)",
+    )
     tau: float = Field(0.0, ge=0, le=1, description="Edges with Delta <= tau are pruned")
     beta: float = Field(0.5, ge=0, description="Recency exponent: w = Delta * age^-beta")
     alpha: float = Field(0.15, gt=0, lt=1, description="Teleport probability of the walk")

@@ -14,6 +14,7 @@ tests/scoring/test_embeddings.py against stored reference vectors.
 import hashlib
 import importlib.util
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -179,11 +180,40 @@ def read_layer(weights: dict[str, np.ndarray], index: int) -> EncoderLayer:
     )
 
 
+@dataclass(frozen=True)
+class EncoderWeights:
+    word: FloatArray
+    position: FloatArray
+    token_type: FloatArray
+    norm_w: FloatArray
+    norm_b: FloatArray
+    layers: list[EncoderLayer]
+
+
+def read_weights(path: Path, layer_count: int) -> EncoderWeights:
+    weights = load_file(str(path))
+
+    def tensor(name: str) -> FloatArray:
+        return np.ascontiguousarray(weights[name], dtype=np.float32)
+
+    return EncoderWeights(
+        word=tensor("embeddings.word_embeddings.weight"),
+        position=tensor("embeddings.position_embeddings.weight"),
+        token_type=tensor("embeddings.token_type_embeddings.weight"),
+        norm_w=tensor("embeddings.LayerNorm.weight"),
+        norm_b=tensor("embeddings.LayerNorm.bias"),
+        layers=[read_layer(weights, i) for i in range(layer_count)],
+    )
+
+
 class MiniLmEncoder:
     """all-MiniLM-L6-v2 sentence encoder: `encode(texts)` -> unit vectors, shape (n, 384).
 
+    Construction only checks the model files; tokenizer and weights (90 MB, about half a
+    second) load on first use, so a warm search that embeds nothing never pays for them.
     Keeps an in-memory LRU cache keyed by a hash of the text, so a claim seen on many
-    citation edges is embedded once per process.
+    citation edges is embedded once per process. Safe to share between threads: encoding
+    is serialised (the matrix products already use every core).
     """
 
     name = "all-MiniLM-L6-v2"
@@ -204,35 +234,40 @@ class MiniLmEncoder:
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config["layer_norm_eps"])
         self.dimension = int(config["hidden_size"])
+        self.layer_count = int(config["num_hidden_layers"])
         self.batch_tokens = batch_tokens
         self.cache_size = cache_size
         self._cache: OrderedDict[bytes, FloatArray] = OrderedDict()
-        self.tokenizer = self._load_tokenizer()
-        self._load_weights(int(config["num_hidden_layers"]))
+        self._lock = threading.RLock()
+        self._tokenizer: Tokenizer | None = None
+        self._weights: EncoderWeights | None = None
 
-    def _load_tokenizer(self) -> Tokenizer:
-        tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        # tokenizer.json ships with truncation and fixed padding at 128; the
-        # sentence-transformers config says 256, and padding is per batch (to its longest).
-        tokenizer.enable_truncation(max_length=self.max_tokens)
-        tokenizer.no_padding()
-        return tokenizer
+    @property
+    def tokenizer(self) -> Tokenizer:
+        with self._lock:
+            if self._tokenizer is None:
+                tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+                # tokenizer.json ships with truncation and fixed padding at 128; the
+                # sentence-transformers config says 256, and padding is per batch.
+                tokenizer.enable_truncation(max_length=self.max_tokens)
+                tokenizer.no_padding()
+                self._tokenizer = tokenizer
+            return self._tokenizer
 
-    def _load_weights(self, layer_count: int) -> None:
-        weights = load_file(str(self.model_dir / "model.safetensors"))
-
-        def tensor(name: str) -> FloatArray:
-            return np.ascontiguousarray(weights[name], dtype=np.float32)
-
-        self.word_embeddings = tensor("embeddings.word_embeddings.weight")
-        self.position_embeddings = tensor("embeddings.position_embeddings.weight")
-        self.type_embeddings = tensor("embeddings.token_type_embeddings.weight")
-        self.embed_norm_w = tensor("embeddings.LayerNorm.weight")
-        self.embed_norm_b = tensor("embeddings.LayerNorm.bias")
-        self.layers = [read_layer(weights, i) for i in range(layer_count)]
+    @property
+    def weights(self) -> EncoderWeights:
+        with self._lock:
+            if self._weights is None:
+                self._weights = read_weights(self.model_dir / "model.safetensors",
+                                             self.layer_count)
+            return self._weights
 
     def encode(self, texts: list[str]) -> FloatArray:
         """Unit-length embeddings in the order of `texts` (cached texts are not recomputed)."""
+        with self._lock:
+            return self._encode_cached(texts)
+
+    def _encode_cached(self, texts: list[str]) -> FloatArray:
         keys = [text_key(text) for text in texts]
         found: dict[bytes, FloatArray] = {}
         todo: dict[bytes, str] = {}
@@ -266,6 +301,10 @@ class MiniLmEncoder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
+        with self._lock:
+            return self._encode_sorted(texts, out)
+
+    def _encode_sorted(self, texts: list[str], out: FloatArray) -> FloatArray:
         encodings = self.tokenizer.encode_batch(texts)
         lengths = [len(encoding.ids) for encoding in encodings]
         order = sorted(range(len(texts)), key=lambda i: lengths[i])
@@ -282,15 +321,16 @@ class MiniLmEncoder:
     def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:
         """Pooled, normalised embeddings for a padded batch of token ids."""
         batch, width = ids.shape
+        weights = self.weights
         hidden = (
-            self.word_embeddings[ids]
-            + self.position_embeddings[:width][None, :, :]
-            + self.type_embeddings[0][None, None, :]
+            weights.word[ids]
+            + weights.position[:width][None, :, :]
+            + weights.token_type[0][None, None, :]
         )
-        hidden = layer_norm(hidden, self.embed_norm_w, self.embed_norm_b, self.eps)
+        hidden = layer_norm(hidden, weights.norm_w, weights.norm_b, self.eps)
         bias = ((np.float32(1.0) - mask) * MASKED_SCORE)[:, None, None, :]
         flat = hidden.reshape(batch * width, self.dimension)
-        for layer in self.layers:
+        for layer in weights.layers:
             flat = self.run_layer(layer, flat, bias, batch, width)
         hidden = flat.reshape(batch, width, self.dimension)
         summed = np.einsum("btd,bt->bd", hidden, mask)
