@@ -170,14 +170,17 @@ class SemanticScholarClient:
                          for item in reply)
         return found
 
-    async def references(self, paper_id: str, cap: int = NEIGHBOUR_CAP) -> NeighbourList:
+    async def references(self, paper_id: str, cap: int | None = None) -> NeighbourList:
         return await self.neighbours(paper_id, "references", "citedPaper", cap)
 
-    async def citations(self, paper_id: str, cap: int = NEIGHBOUR_CAP) -> NeighbourList:
+    async def citations(self, paper_id: str, cap: int | None = None) -> NeighbourList:
         return await self.neighbours(paper_id, "citations", "citingPaper", cap)
 
     async def neighbours(self, paper_id: str, direction: Literal["references", "citations"],
-                         key: str, cap: int) -> NeighbourList:
+                         key: str, cap: int | None = None) -> NeighbourList:
+        """Every page up to the cap (NEIGHBOUR_CAP unless given); None-paperId entries are
+        counted, not kept. An empty list for an unknown paper."""
+        cap = NEIGHBOUR_CAP if cap is None else cap
         result = NeighbourList(paper_id, direction)
         offset: int | None = 0
         while offset is not None:
@@ -185,8 +188,16 @@ class SemanticScholarClient:
             if limit <= 0:
                 result.truncated = True
                 break
-            reply = await self.request("GET", f"paper/{paper_id}/{direction}", params={
-                "fields": NEIGHBOUR_FIELDS, "offset": offset, "limit": limit})
+            try:
+                reply = await self.request("GET", f"paper/{paper_id}/{direction}", params={
+                    "fields": NEIGHBOUR_FIELDS, "offset": offset, "limit": limit})
+            except ProviderRequestRejected:
+                if offset == 0:
+                    raise
+                # Deep pages refused: the API's cap is lower than assumed. What came so far
+                # is valid; the list is reported as cut short.
+                result.truncated = True
+                break
             if reply is None:
                 break
             page = parse_model(S2Page, reply, direction)

@@ -1,0 +1,107 @@
+"""`crase db import`: neo4j-admin bulk import into a second disposable server, which ends
+up with the same graph as the incremental load of the same input."""
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crase.api.cli import main
+from crase.database import Neo4jServer
+from crase.errors import BulkImportError
+from crase.graph import Graph
+from crase.ingest.bulk import check_bulk_allowed
+from crase.ingest.corpus import locate_corpus
+from crase.ingest.loader import load_corpus
+from crase.settings import DatabaseSettings, Settings
+from tests.conftest import TEST_PASSWORD, free_port
+
+TRICKY_PAPERS = [
+    {"id": "t1", "title": 'Quotes "inside", commas, and a \\ backslash', "abstract": "",
+     "year": 2001, "authors": ["O'Brien, P.", "Müller; K."], "categories": ["hep-th"]},
+    {"id": "t2", "title": "Two lines", "abstract": "First line.\nSecond line.", "year": 2002,
+     "date": "2002-02-02", "journal_ref": "Phys. Rev. D 1 (2002)"},
+    {"id": "t3", "title": "Unicode: café, 東京, ∂μ", "abstract": "$\\alpha$-model",
+     "doi": "10.1/X", "arxiv_id": "hep-th/0203003", "venue": "arXiv"},
+    {"id": "t4", "title": "No year, no authors"},
+]
+CITATIONS = "citing_id,cited_id\nt2,t1\nt3,t1\nt3,t2\nt3,t2\nt4,t4\nt4,t9\nt4,t3\n"
+
+
+def tricky_corpus(folder: Path) -> Path:
+    folder.mkdir()
+    lines = [json.dumps(p, ensure_ascii=False) for p in TRICKY_PAPERS] + ['{"id": "bad"}']
+    (folder / "papers.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "citations.csv").write_text(CITATIONS)
+    return folder
+
+
+def graph_content(graph: Graph) -> tuple[list[Any], list[Any]]:
+    with graph.driver.session(database=graph.database) as session:
+        nodes = session.run("MATCH (p:Paper) RETURN properties(p) AS p ORDER BY p.id").data()
+        rels = session.run("MATCH (a)-[r:CITES]->(b) RETURN a.id AS a, b.id AS b "
+                           "ORDER BY a, b").data()
+    return nodes, rels
+
+
+@pytest.fixture
+def second_server() -> Iterator[DatabaseSettings]:
+    """A disposable server of its own: the import stops and restarts it."""
+    home = Path(tempfile.mkdtemp(prefix="crase-neo4j-bulk-"))
+    settings = DatabaseSettings(home=home, bolt_port=free_port(), http_port=free_port(),
+                                password=TEST_PASSWORD, heap="512m", pagecache="128m")
+    server = Neo4jServer(settings)
+    server.start()
+    try:
+        yield settings
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_an_external_database_is_refused() -> None:
+    with pytest.raises(BulkImportError, match="external"):
+        check_bulk_allowed(Settings(database=DatabaseSettings(uri="bolt://db.example:7687")))
+    with pytest.raises(BulkImportError, match="only one"):
+        check_bulk_allowed(Settings(database=DatabaseSettings(database="other")))
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_bulk_import_matches_the_incremental_load(
+        second_server: DatabaseSettings, graph: Graph, settings: Settings, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tricky_corpus(tmp_path / "tricky")
+    incremental = load_corpus(graph, locate_corpus(corpus), settings, show_progress=False)
+    expected = graph_content(graph)
+    assert len(expected[0]) == 4 and len(expected[1]) == 4
+
+    for name, value in {"HOME": second_server.home, "BOLT_PORT": second_server.bolt_port,
+                        "HTTP_PORT": second_server.http_port, "PASSWORD": TEST_PASSWORD,
+                        "HEAP": "512m", "PAGECACHE": "128m"}.items():
+        monkeypatch.setenv(f"CRASE_DATABASE__{name}", str(value))
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    rejects = tmp_path / "bulk.rejects.jsonl"
+    assert main(["db", "import", str(corpus), "--rejects", str(rejects), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "Imported tricky" in printed and "missing_title" in printed
+
+    bulk_graph = Graph.connect(second_server)
+    try:
+        assert graph_content(bulk_graph) == expected
+        with bulk_graph.driver.session() as session:
+            indexes = {r["name"]: r["state"] for r in session.run(
+                "SHOW INDEXES YIELD name, state")}
+            hits = session.run("CALL db.index.fulltext.queryNodes('paper_text', 'line') "
+                               "YIELD node RETURN node.id AS id").data()
+    finally:
+        bulk_graph.close()
+    assert indexes["paper_text"] == "ONLINE" and "paper_id_unique" in indexes
+    assert hits == [{"id": "t2"}]
+    written = {json.loads(line)["kind"] for line in rejects.read_text().splitlines()}
+    assert written == set(incremental.rejects) == {
+        "missing_title", "duplicate_edge", "self_citation", "unknown_paper"}
