@@ -43,6 +43,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "score", help="extract claims and score every unscored citation edge (resumable)")
     score.add_argument("--batch-size", type=int, default=2000, help="edges per batch")
     score.add_argument("--limit", type=int, default=None, help="stop after this many edges")
+    score.add_argument("--cache-size", type=int, default=400_000,
+                       help="claim embeddings kept in memory (default 400000)")
     score.set_defaults(handler=score_edges)
 
 
@@ -110,10 +112,13 @@ def describe_evidence(paper: "RankedPaper") -> str:
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.scoring.embeddings import MiniLmEncoder
     from crase.search.backends import build_search_backends, describe_backends
     from crase.search.scoring_worker import score_corpus
 
-    backends = build_search_backends(settings)
+    # A corpus-wide pass meets every claim on many edges: keep all their embeddings
+    # (384 floats each; 400,000 claims is about 600 MB) instead of re-encoding them.
+    backends = build_search_backends(settings, MiniLmEncoder(cache_size=args.cache_size))
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
     graph = Graph.connect(settings.database)
     try:
