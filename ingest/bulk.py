@@ -144,7 +144,7 @@ def write_papers_csv(corpus: ValidatedCorpus, out: TextIO, progress: ProgressBar
 
 
 def paper_csv_line(paper: Paper) -> str:
-    values: dict[str, Any] = paper.model_dump()
+    values: dict[str, Any] = paper.__dict__  # model_dump is slower; fields are plain here
     return ",".join(csv_field(values[name]) for name, _ in PAPER_COLUMNS) + "\n"
 
 

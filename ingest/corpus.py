@@ -71,21 +71,23 @@ class Line(NamedTuple):
     data: bytes | None  # without the line break; None when the line was too long to read
 
 
-def read_lines(handle: BinaryIO, max_bytes: int) -> Iterator[Line]:
-    """Lines of a binary file with their end offsets. A line over `max_bytes` is skipped
-    in chunks, never held in memory, and comes back with `data=None`."""
+def read_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """Lines of a binary file as `Line` fields (plain tuples: this loop runs per line of
+    multi-GB files). A line over `max_bytes` is skipped in chunks, never held in memory,
+    and comes back with `data=None`."""
     number, offset = 0, 0
+    readline = handle.readline
     while True:
-        chunk = handle.readline(max_bytes + 1)
+        chunk = readline(max_bytes + 1)
         if not chunk:
             return
         number += 1
         offset += len(chunk)
         if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
             offset += skip_rest_of_line(handle)
-            yield Line(number, offset, None)
+            yield number, offset, None
             continue
-        yield Line(number, offset, chunk.rstrip(b"\r\n"))
+        yield number, offset, chunk.rstrip(b"\r\n")
 
 
 def skip_rest_of_line(handle: BinaryIO) -> int:
@@ -130,9 +132,10 @@ def read_papers(path: Path, corpus_format: CorpusFormat = "normalized",
     mapper = map_arxiv_record if corpus_format == "arxiv" else None
     with open_corpus_file(path) as handle:
         seen_any = False
-        for line in read_lines(handle, max_line_bytes):
+        for number, end, data in read_lines(handle, max_line_bytes):
             seen_any = True
-            yield line.number, line.end, parse_paper_line(line, path.name, mapper, limits)
+            yield number, end, parse_paper_line(Line(number, end, data), path.name, mapper,
+                                                limits)
         if not seen_any:
             yield 0, 0, empty_file_reject(path)
 
@@ -150,7 +153,7 @@ def parse_paper_line(line: Line, file: str, mapper: RecordMapper | None,
         return Reject(file, line.number, RejectKind.MALFORMED_JSON, str(err), text[:SHOWN_CHARS])
     if mapper is not None and isinstance(data, dict):
         data = mapper(data)
-    result = validate_paper(data, limits)
+    result = validate_paper(data, limits, line_chars=len(text))
     if isinstance(result, Paper):
         return result
     kind, reason = result
@@ -235,29 +238,45 @@ def read_citations(path: Path, max_line_bytes: int = 1_000_000,
     """Edges and rejects in file order (see `read_papers` for the tuple).
 
     Accepts `citing_id,cited_id` CSV (the header may also name the columns the other way
-    round), and whitespace-separated pairs with `#` comments (the SNAP edge-list style)."""
+    round), and whitespace-separated pairs with `#` comments (the SNAP edge-list style).
+    Edge files run to tens of millions of lines, so the plain `a,b` line takes a short
+    path; anything else goes through `parse_edge`."""
     file = path.name
     with open_corpus_file(path) as handle:
         swap = False
-        seen_any = False
-        for line in read_lines(handle, max_line_bytes):
-            seen_any = True
-            text = decode_line(line, file)
+        number = 0
+        for number, end, data in read_lines(handle, max_line_bytes):
+            text = decode_line(Line(number, end, data), file) if number == 1 or data is None \
+                else decode_fast(data, number, file)
             if isinstance(text, Reject):
-                yield line.number, line.end, text
+                yield number, end, text
                 continue
+            fields = text.split(",")
+            if len(fields) == 2 and not swap and '"' not in text and " " not in text \
+                    and "\t" not in text and number > 1:
+                citing, cited = fields
+                if citing and cited and citing != cited:
+                    yield number, end, EdgeRow(number, citing, cited)
+                    continue
             stripped = text.strip()
             if not stripped or stripped.startswith("#"):
-                yield line.number, line.end, None
+                yield number, end, None
                 continue
             fields = split_edge_line(stripped)
-            if line.number == 1 and is_header(fields):
+            if number == 1 and is_header(fields):
                 swap = fields[0].strip('"') == EDGE_HEADER[1]
-                yield line.number, line.end, None
+                yield number, end, None
                 continue
-            yield line.number, line.end, parse_edge(fields, line.number, file, swap, stripped)
-        if not seen_any:
+            yield number, end, parse_edge(fields, number, file, swap, stripped)
+        if number == 0:
             yield 0, 0, empty_file_reject(path)
+
+
+def decode_fast(data: bytes, number: int, file: str) -> str | Reject:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return decode_line(Line(number, 0, data), file)
 
 
 def split_edge_line(text: str) -> list[str]:
