@@ -1,8 +1,8 @@
 """Claims per paper and entailment per citation edge, stored in the graph and reused.
 
 Claims are extracted once per (paper, extractor). An edge is scored once per (scorer name,
-version); its matrix stays on the edge, so a run with another theta re-thresholds the
-stored matrix instead of calling the scorer again. Both steps work in batches and write
+version); its matrix stays on the edge, and Delta at a run's theta is computed from it in
+the database, so a run with another theta never calls the scorer again. Both steps work in batches and write
 each batch before the next one, so an interrupted run resumes where it stopped.
 """
 
@@ -27,7 +27,6 @@ class EdgeScores:
     delta: dict[Edge, float] = field(default_factory=dict)  # at the run's theta
     scored_now: int = 0
     reused: int = 0
-    rethresholded: int = 0
     failed: list[Edge] = field(default_factory=list)  # scorer gave no valid matrix
     without_claims: list[Edge] = field(default_factory=list)  # a side has no claims
 
@@ -69,18 +68,15 @@ def ensure_edge_scores(graph: Graph, extractor: str, scorer: EntailmentScorer,
     """Delta at `theta` for every edge, scoring only the edges this scorer has not scored."""
     result = EdgeScores()
     stored = graph.read("read_edge_scores", edges=[list(e) for e in edges],
-                        scorer=scorer.name, version=scorer.version)
-    unscored, other_theta = [], []
+                        scorer=scorer.name, version=scorer.version, theta=theta)
+    unscored = []
     for row in stored:
         edge = (row["citing"], row["cited"])
         if row["delta"] is None:
             unscored.append(edge)
-        elif abs(row["theta"] - theta) > 1e-12:
-            other_theta.append(edge)
         else:
             result.delta[edge] = float(row["delta"])
             result.reused += 1
-    _rethreshold(graph, scorer, other_theta, theta, result)
     for done, batch in enumerate(batched(unscored, batch_size), start=1):
         _score_batch(graph, extractor, scorer, batch, theta, result)
         if progress:
@@ -94,13 +90,6 @@ def read_matrices(graph: Graph, scorer: EntailmentScorer,
                       scorer=scorer.name, version=scorer.version)
     return {(r["citing"], r["cited"]): np.asarray(r["matrix"], dtype=float).reshape(
         r["rows"], r["cols"]) for r in rows if r["matrix"] is not None}
-
-
-def _rethreshold(graph: Graph, scorer: EntailmentScorer, edges: list[Edge], theta: float,
-                 result: EdgeScores) -> None:
-    for edge, matrix in read_matrices(graph, scorer, edges).items():
-        result.delta[edge] = coverage_affinity(matrix, theta)
-        result.rethresholded += 1
 
 
 def _score_batch(graph: Graph, extractor: str, scorer: EntailmentScorer, batch: list[Edge],

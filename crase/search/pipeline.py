@@ -23,9 +23,9 @@ from crase.search.grounding import (
     read_claims,
     read_matrices,
 )
-from crase.search.ranking import PrunedGraph, prune, rank
+from crase.search.ranking import PrunedGraph, keep_all_edges, prune, rank
 from crase.search.request import SearchRequest
-from crase.search.seeds import Seed, find_seeds, unique_seed_ids
+from crase.search.seeds import Seed, find_seeds, given_seeds, unique_seed_ids
 
 
 @dataclass
@@ -134,30 +134,38 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 recorder: RunRecorder, timer: StageTimer, result: SearchResult,
                 progress: Progress | None) -> None:
     p = request.params
+    given = request.seed_override is not None
+    # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.
+    uniform = p.weighting == "uniform"
     with timer.stage("plan"):
-        result.plan = backends.planner.plan(request.query, p.sub_queries)
+        result.plan = [] if given else backends.planner.plan(request.query, p.sub_queries)
     with timer.stage("seeds"):
-        result.seeds = find_seeds(graph, result.plan, p.seeds_per_query, p.seed_pool,
-                                  request.exclude)
+        result.seeds = (given_seeds(request.seed_override or [], request.exclude) if given else
+                        find_seeds(graph, result.plan, p.seeds_per_query, p.seed_pool,
+                                   request.exclude))
         seed_ids = unique_seed_ids(result.seeds)
         recorder.record_seeds(result.seeds)
     with timer.stage("expand"):
         hood = expand(graph, seed_ids, p.hops, request.exclude)
     with timer.stage("claims"):
-        extracted = ensure_claims(graph, backends.extractor, hood.nodes, progress=progress)
+        extracted = 0 if uniform else ensure_claims(graph, backends.extractor, hood.nodes,
+                                                    progress=progress)
     with timer.stage("entailment"):
-        scores = ensure_edge_scores(graph, backends.extractor.name, backends.scorer, hood.edges,
-                                    p.theta, progress=progress)
+        scores = EdgeScores() if uniform else ensure_edge_scores(
+            graph, backends.extractor.name, backends.scorer, hood.edges, p.theta,
+            progress=progress)
     with timer.stage("prune"):
-        pruned = prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau)
+        pruned = (keep_all_edges(hood.nodes, hood.edges, hood.seeds) if uniform else
+                  prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau))
     with timer.stage("rank"):
         ranked = rank(graph, f"crase-run-{result.run_id}", pruned, p.ranker, p.orientation,
-                      request.age_reference(), p.beta, p.alpha, p.k, p.max_iterations,
-                      p.tolerance)
+                      request.age_reference(), 0.0 if uniform else p.beta, p.alpha, p.k,
+                      p.max_iterations, p.tolerance)
     with timer.stage("evidence"):
         result.results = _explain(graph, backends, ranked, pruned, p.orientation)
     with timer.stage("record"):
-        result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result)
+        result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
+                                plan_calls=0 if given else 1)
         recorder.record_considered(_considered_rows(hood, pruned))
         recorder.record_results([
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
@@ -179,20 +187,22 @@ def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, flo
 
 
 def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: EdgeScores,
-            pruned: PrunedGraph, result: SearchResult) -> dict[str, int]:
-    # Known before any model call: 1 plan call, one claim call per paper lacking claims,
-    # one entailment call per edge lacking a score (the paper's 1 + |V| + |E| when cold).
+            pruned: PrunedGraph, result: SearchResult, plan_calls: int) -> dict[str, int]:
+    # Known before any model call: 1 plan call (none with given seeds), one claim call per
+    # paper lacking claims, one entailment call per edge lacking a score (the paper's
+    # 1 + |V| + |E| when cold).
     return {
         "seeds": len(seed_ids), "seeds_in_graph": len(hood.seeds),
         "nodes": len(hood.nodes), "edges": len(hood.edges),
         "papers_claims_extracted": extracted,
         "edges_scored_now": scores.scored_now, "edges_reused": scores.reused,
-        "edges_rethresholded": scores.rethresholded, "edges_failed": len(scores.failed),
+        "edges_failed": len(scores.failed),
         "edges_without_claims": len(scores.without_claims),
         "edges_pruned": len(pruned.pruned_edges), "nodes_dropped": len(pruned.dropped_nodes),
         "retained_nodes": len(pruned.nodes), "retained_edges": len(pruned.edges),
         "seeds_retained": len(pruned.seeds), "results": len(result.results),
-        "backend_calls_planned": 1 + extracted + scores.scored_now + len(scores.failed),
+        "backend_calls_planned": plan_calls + extracted + scores.scored_now
+        + len(scores.failed),
     }
 
 

@@ -18,7 +18,6 @@ from crase.scoring.salsa import salsa_scores
 from crase.search.expansion import Edge
 
 
-
 @dataclass(frozen=True)
 class PrunedGraph:
     edges: dict[Edge, float]  # retained edge -> Delta
@@ -44,6 +43,12 @@ def prune(nodes: list[str], edges: list[Edge], delta: dict[Edge, float], seeds: 
     kept = [n for n in nodes if n in touched]
     dropped = {n: "no edge left after pruning" for n in nodes if n not in touched}
     return PrunedGraph(retained, kept, [s for s in seeds if s in touched], pruned, dropped)
+
+
+def keep_all_edges(nodes: list[str], edges: list[Edge], seeds: list[str]) -> PrunedGraph:
+    """The uniform walk's graph: every edge of the neighbourhood kept with weight 1 (Delta
+    is not consulted), then, as in `prune`, papers without an edge dropped."""
+    return prune(nodes, edges, dict.fromkeys(edges, 1.0), seeds, tau=0.0)
 
 
 def rank(graph: Graph, projection_name: str, pruned: PrunedGraph, ranker: str,

@@ -18,6 +18,11 @@ class SearchRequest(BaseModel):
         default_factory=list, max_length=10_000,
         description="Paper ids left out with all their edges (benchmarks: the query's source)",
     )
+    seed_override: list[str] | None = Field(
+        None, max_length=10_000,
+        description="Use these paper ids as the seeds instead of planning and searching "
+                    "(benchmarks: the seed-corruption test); stages 2-3 run unchanged",
+    )
 
     def age_reference(self) -> int:
         return self.reference_year or date.today().year

@@ -65,5 +65,12 @@ def find_seeds(graph: Graph, plan: list[str], m: int, pool: int,
     return seeds
 
 
+def given_seeds(paper_ids: list[str], excluded: list[str]) -> list[Seed]:
+    """Seeds named by the caller (no plan, no search), in the given order; excluded ids and
+    repeats are dropped. Sub-query index -1 marks them on the Run."""
+    kept = [p for p in dict.fromkeys(paper_ids) if p not in set(excluded)]
+    return [Seed(p, -1, "(given seeds)", rank, rank) for rank, p in enumerate(kept, start=1)]
+
+
 def unique_seed_ids(seeds: list[Seed]) -> list[str]:
     return list(dict.fromkeys(seed.paper_id for seed in seeds))
