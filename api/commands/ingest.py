@@ -1,13 +1,18 @@
-"""`crase load` (incremental, resumable) and the handler of `crase db import` (bulk)."""
+"""`crase load` (incremental, resumable), `crase fetch` (papers and their neighbours from
+Semantic Scholar) and the handler of `crase db import` (bulk)."""
 
 import argparse
+import asyncio
 from pathlib import Path
 
+from crase.errors import SettingsError
 from crase.graph import Graph
 from crase.ingest.batches import FileCounts
 from crase.ingest.bulk import ImportReport, import_corpus
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import LoadReport, load_corpus
+from crase.ingest.provider_papers import ProviderLoadReport, add_papers_from_semantic_scholar
+from crase.ingest.semantic_scholar import SemanticScholarClient
 from crase.settings import Settings
 
 
@@ -22,6 +27,16 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("--restart", action="store_true",
                       help="ignore the checkpoint and load everything again")
     load.set_defaults(handler=load_command)
+
+    fetch = subparsers.add_parser(
+        "fetch", help="add papers and their neighbours from Semantic Scholar",
+        description="Fetch papers (S2 ids, arXiv:ID, DOI:ID, CorpusId:N) with their references "
+                    "and citing papers and MERGE them into the graph. Needs "
+                    "CRASE_PROVIDERS__ENABLED=true; honours the shared rate limit.")
+    fetch.add_argument("ids", nargs="+", metavar="ID", help="paper ids as S2 accepts them")
+    fetch.add_argument("--no-neighbours", action="store_true",
+                       help="only the papers themselves, not their references and citations")
+    fetch.set_defaults(handler=fetch_command)
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,6 +60,33 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         graph.close()
     print_load_report(report)
+    return 0
+
+
+def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.providers.enabled:
+        raise SettingsError("external providers are off; set CRASE_PROVIDERS__ENABLED=true "
+                            "to let crase call Semantic Scholar")
+    graph = Graph.connect(settings.database)
+
+    async def fetch() -> ProviderLoadReport:
+        async with SemanticScholarClient(settings.providers) as client:
+            return await add_papers_from_semantic_scholar(graph, client, args.ids,
+                                                          neighbours=not args.no_neighbours)
+    try:
+        report = asyncio.run(fetch())
+    finally:
+        graph.close()
+    print(f"Semantic Scholar: {len(report.requested) - len(report.not_found)} of "
+          f"{len(report.requested)} papers found")
+    print(f"  papers     {report.papers_created:,} new, {report.papers_enriched:,} already in "
+          f"the graph (missing properties filled in)")
+    print(f"  citations  {report.citations_written:,} merged")
+    print(f"  abstracts  {len(report.null_abstracts):,} new papers without one")
+    for missing in report.not_found:
+        print(f"  not found  {missing}")
+    for cut in report.truncated:
+        print(f"  truncated  {cut} (the API serves about 10,000 at most)")
     return 0
 
 

@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from crase.api.cli import main
 from crase.graph import Graph
 from crase.ingest.provider_papers import ProviderLoadReport, add_papers_from_semantic_scholar
 from crase.ingest.semantic_scholar import SemanticScholarClient
-from crase.settings import ProviderSettings
+from crase.settings import DatabaseSettings, ProviderSettings
 from tests.ingest.replay_server import ReplayServer, Reply, fixture
 
 pytestmark = pytest.mark.integration
@@ -67,3 +68,22 @@ def test_papers_and_neighbours_are_merged(graph: Graph, server: ReplayServer,
     # Asking again changes nothing in the graph.
     again = asyncio.run(add())
     assert again.papers_created == 0 and again.papers_enriched == 18
+
+
+def test_fetch_command(graph: Graph, server: ReplayServer, database_settings: DatabaseSettings,
+                       monkeypatch: pytest.MonkeyPatch,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CRASE_DATABASE__URI", database_settings.bolt_uri())
+    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
+    monkeypatch.setenv("CRASE_PROVIDERS__SEMANTIC_SCHOLAR_URL", server.url)
+    monkeypatch.setenv("CRASE_PROVIDERS__REQUESTS_PER_SECOND", "100")
+    assert main(["fetch", "CorpusId:1"]) == 2
+    assert "CRASE_PROVIDERS__ENABLED" in capsys.readouterr().err
+
+    monkeypatch.setenv("CRASE_PROVIDERS__ENABLED", "true")
+    server.add("POST", "paper/batch", Reply.json(fixture("paper_batch.json")[1:]))
+    assert main(["fetch", "CorpusId:1", "nope", "--no-neighbours"]) == 0
+    out = capsys.readouterr().out
+    assert "1 of 2 papers found" in out and "not found  nope" in out
+    assert "1 new papers without one" in out
+    assert not server.seen("paper/b2c3d4e5f60718293a4b5c6d7e8f901234567890/references")
