@@ -138,3 +138,8 @@ class AnalystQueryInvalid(CraseError):
 
 class AnalystQueryTimeout(CraseError):
     """Analyst Cypher ran past `api.analyst_timeout_s` and was stopped by the database."""
+
+
+class EvaluationError(CraseError):
+    """A benchmark cannot be evaluated as asked: a query without relevant papers, rankings
+    and relevant sets that do not line up, a cutoff below 1, an unknown system name."""

@@ -54,6 +54,12 @@ class SearchSettings(BaseModel):
     orientation: Literal["references", "citing", "both"] = Field(
         "both", description="Direction the walk follows citation edges"
     )
+    weighting: Literal["coverage", "uniform"] = Field(
+        "coverage",
+        description="Edge weights of the walk: coverage = Delta * age^-beta after pruning; "
+        "uniform = every neighbourhood edge weighs 1, no claims, no Delta, no pruning "
+        "(the unweighted-walk baseline of the benchmarks)",
+    )
     max_iterations: int = Field(100, ge=1, description="PageRank iterations at most")
     tolerance: float = Field(1e-9, gt=0, description="PageRank convergence tolerance")
 
