@@ -243,21 +243,23 @@ def run_gate(
 def _read_graph_neighbours(graph: Graph, registry: IdentityRegistry, seeds: list[Candidate],
                            request: IdeaRequest, report: GateReport,
                            first_seed: dict[int, int], order: list[Candidate]) -> None:
-    rows = graph.read("read_citation_neighbours", seed_ids=[s.paper_id for s in seeds],
+    # Every corpus version of a seed brings its own edges; rows say which version.
+    versions = [(number, pid) for number, seed in enumerate(seeds) for pid in seed.corpus_ids]
+    rows = graph.read("read_citation_neighbours", seed_ids=[pid for _, pid in versions],
                       excluded=list(request.exclude), limit=request.params.neighbour_read_limit)
     available: dict[tuple[int, str], int] = {}
     kept: dict[tuple[int, str], int] = {}
     for row in rows:
+        seed_index = versions[row["seed_index"]][0]
         key = (row["seed_index"], row["direction"])
         available[key] = row["available"]
         kept[key] = kept.get(key, 0) + 1
-        hit = RouteHit("citation_neighbour", {"seed": row["seed_index"] + 1,
-                                              "seed_id": row["seed_id"],
+        hit = RouteHit("citation_neighbour", {"seed": seed_index + 1, "seed_id": row["seed_id"],
                                               "direction": row["direction"]})
         work = registry.add(PaperRecord.from_row(row), hit)
         report.neighbours_read += 1
         if work is not None and id(work) not in first_seed:
-            first_seed[id(work)] = row["seed_index"]
+            first_seed[id(work)] = seed_index
             order.append(work)
     report.cut_by_read_limit = sum(available[key] - kept[key] for key in available)
 

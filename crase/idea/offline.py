@@ -4,7 +4,8 @@ result is never mistaken for a model's.
 
 - Structuring (`offline-keyphrases`): facets are the idea's RAKE keyphrases (3-7);
   structural features come from small lexicons of metrics and method families and from
-  capitalised names next to "dataset", "corpus" or "benchmark"; high-level facets split the
+  capitalised names next to "dataset", "corpus" or "benchmark" (a short idea's facets are
+  padded with the single words of its phrases); high-level facets split the
   idea at its first mechanism marker ("using", "by", "with", "via", "based on"): problem
   phrases before it, mechanism phrases after it; queries are the idea's content words, each
   multi-word facet, and pairs of the top facets.
@@ -63,15 +64,17 @@ MECHANISM_MARKER = re.compile(r"\b(using|uses|use|by|with|via|through|based on|r
 ASSUMPTION_MARKER = re.compile(r"\b(assum\w*|without|given|provided that|no)\b", re.IGNORECASE)
 DATASET_WORD = re.compile(r"\b(datasets?|corpus|corpora|benchmarks?|treebank)\b", re.IGNORECASE)
 NAME = re.compile(r"\b[A-Za-z]*[A-Z][A-Za-z]*[A-Z0-9][A-Za-z0-9\-]*\b")
-METRICS = ("accuracy", "precision", "recall", "f1", "f-score", "f-measure", "bleu", "rouge",
-           "meteor", "perplexity", "auc", "map", "mrr", "ndcg", "wer", "error rate", "rmse",
-           "mae", "iou", "psnr", "ssim", "hit rate", "exact match")
+# Lower-case entries match in any case; entries with capitals (acronyms) match as written,
+# so "maps" is not mAP and "organ" is not GAN.
+METRICS = ("accuracy", "precision", "recall", "F1", "f-score", "f-measure", "BLEU", "ROUGE",
+           "METEOR", "perplexity", "AUC", "mAP", "MRR", "NDCG", "WER", "error rate", "RMSE",
+           "MAE", "IoU", "PSNR", "SSIM", "hit rate", "exact match")
 METHOD_FAMILIES = (
-    "transformer", "attention", "bert", "cnn", "convolutional neural network", "rnn", "lstm",
-    "recurrent neural network", "gan", "generative adversarial network", "diffusion",
-    "variational autoencoder", "autoencoder", "graph neural network", "gnn", "crf",
-    "conditional random field", "hmm", "hidden markov model", "svm", "support vector machine",
-    "reinforcement learning", "bootstrapping", "topic model", "lda", "word embeddings",
+    "transformer", "attention", "BERT", "CNN", "convolutional neural network", "RNN", "LSTM",
+    "recurrent neural network", "GAN", "generative adversarial network", "diffusion",
+    "variational autoencoder", "autoencoder", "graph neural network", "GNN", "CRF",
+    "conditional random field", "HMM", "hidden markov model", "SVM", "support vector machine",
+    "reinforcement learning", "bootstrapping", "topic model", "LDA", "word embeddings",
     "language model", "knowledge distillation", "contrastive learning", "meta-learning",
     "active learning", "transfer learning", "semi-supervised learning", "clustering",
     "decision tree", "random forest", "logistic regression", "bayesian", "pagerank",
@@ -120,14 +123,23 @@ def choose_facets(idea: str, low: int, high: int) -> list[str]:
         seen.append(stems)
         if len(chosen) >= high:
             break
+    # A very short idea: pad with the single words of its phrases, never invent.
+    words = [word for phrase in chosen for word in phrase.split()]
+    for word in distinct(words):
+        if len(chosen) >= low:
+            break
+        if word not in chosen:
+            chosen.append(word)
     return chosen
 
 
 def find_terms(idea: str, lexicon: Sequence[str]) -> list[str]:
-    text = " ".join(content_words(idea))
-    lowered = idea.lower()
-    return [term for term in lexicon
-            if re.search(rf"\b{re.escape(term)}s?\b", lowered) or f" {term} " in f" {text} "]
+    found = []
+    for term in lexicon:
+        flags = 0 if any(ch.isupper() for ch in term) else re.IGNORECASE
+        if re.search(rf"(?<![\w-]){re.escape(term)}s?(?![\w-])", idea, flags):
+            found.append(term)
+    return found
 
 
 def find_datasets(idea: str) -> list[str]:
