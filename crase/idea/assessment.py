@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from crase.idea import roles
-from crase.idea.candidates import Assessment, Candidate, PaperRecord
+from crase.idea.candidates import Assessment, AssessmentStatus, Candidate, PaperRecord
 from crase.idea.structuring import IdeaStructure
 from crase.llm import ModelFailure, ModelReply, ModelRunner
 from crase.prompts.catalog import load_prompt
@@ -59,7 +59,8 @@ class ModelAssessor:
             return Assessment("failed", note=f"{outcome.kind}: {outcome.detail}"[:500],
                               assessor=self.name, failure=outcome.to_record())
         reply = outcome.value
-        status = "assessed" if reply.coverage_level is not None else "insufficient"
+        status: AssessmentStatus = ("assessed" if reply.coverage_level is not None
+                                    else "insufficient")
         return Assessment(
             status=status, score=reply.coverage_level, covered_facets=list(reply.covered_facets),
             task_similarity=reply.task_similarity, method_similarity=reply.method_similarity,

@@ -190,6 +190,7 @@ def resolve_recalled(
         entry: dict[str, Any] = {"index": index, "recalled": asdict(title)}
         entry["verification"] = verify_with_providers(hypothesis, client, statuses)
         found = resolve_in_corpus(graph, hypothesis, excluded)
+        record: PaperRecord | None
         if found is not None:
             record, matched_by = found
             entry["resolution"] = f"resolved in the corpus by {matched_by}: {record.id}"

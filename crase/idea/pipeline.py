@@ -293,11 +293,9 @@ def _counts(state: RunState) -> dict[str, Any]:
     for work in works:
         for name in work.route_names:
             by_route[name] = by_route.get(name, 0) + 1
-    assessed = [w for w in works if w.assessment is not None]
     grades: dict[str, int] = {}
-    for work in assessed:
-        key = str(work.assessment.score) if work.assessment.status == "assessed" \
-            else work.assessment.status  # type: ignore[union-attr]
+    for assessment in (w.assessment for w in works if w.assessment is not None):
+        key = str(assessment.score) if assessment.status == "assessed" else assessment.status
         grades[key] = grades.get(key, 0) + 1
     pdf = [c.pdf.status for c in state.shortlist if c.pdf is not None]
     return {

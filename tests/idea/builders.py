@@ -1,6 +1,13 @@
 """Fixture data for the idea workflow tests, built in code."""
 
-from crase.idea.candidates import Assessment, Candidate, Decision, PaperRecord, RouteHit
+from crase.idea.candidates import (
+    Assessment,
+    AssessmentStatus,
+    Candidate,
+    Decision,
+    PaperRecord,
+    RouteHit,
+)
 from crase.idea.structuring import IdeaStructure
 
 
@@ -17,7 +24,8 @@ def fulltext_hit(rank: int, query_index: int = 0) -> RouteHit:
 
 def candidate(pid: str, *, rank: int = 50, abstract: str = "An abstract.",
               routes: list[RouteHit] | None = None, grade: int | None = None,
-              status: str | None = None, selected: bool = True, year: int | None = 2020,
+              status: AssessmentStatus | None = None, selected: bool = True,
+              year: int | None = 2020,
               title: str | None = None) -> Candidate:
     work = Candidate(work_id=pid, records=[record(pid, title, abstract, year)],
                      routes=routes if routes is not None else [fulltext_hit(rank)])
@@ -27,6 +35,18 @@ def candidate(pid: str, *, rank: int = 50, abstract: str = "An abstract.",
         work.assessment = Assessment(status or "assessed", grade,
                                      task_similarity=0.5, method_similarity=0.5)
     return work
+
+
+def decided(decision: Decision | None) -> Decision:
+    """A decision a stage must have made (fails the test when it did not)."""
+    assert decision is not None
+    return decision
+
+
+def graded(work: Candidate) -> int:
+    """The grade of a work the test expects to be graded."""
+    assert work.assessment is not None and work.assessment.score is not None
+    return work.assessment.score
 
 
 def structure(idea: str = "graph neural networks for few-shot image classification",

@@ -13,7 +13,7 @@ from crase.settings import ModelEndpoint
 from tests.idea.builders import record, structure
 from tests.llm.chat_server import ChatServer, Reply
 
-FACETS = {"problem_facets": [], "setting_facets": [], "mechanism_facets": [],
+FACETS: dict[str, list[str]] = {"problem_facets": [], "setting_facets": [], "mechanism_facets": [],
           "assumption_facets": []}
 
 

@@ -56,7 +56,8 @@ def load(graph: Graph) -> None:
             props["abstract"] = abstract
         rows.append({"id": pid, "props": props})
 
-    paper("S", "Seed paper"), paper("S2", "Seed paper"), paper("T", "Second seed")
+    for pid, title in (("S", "Seed paper"), ("S2", "Seed paper"), ("T", "Second seed")):
+        paper(pid, title)
     paper("X", "Excluded source")
     grades = ["zero"] * 4 + ["three"] * 6 + ["two"] * 6 + ["one"] * 4
     for n, word in enumerate(grades):

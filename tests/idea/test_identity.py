@@ -17,7 +17,7 @@ def test_same_doi_in_another_form_is_one_work() -> None:
     a = registry.add(record("p1", "Graph Attention Networks", doi="10.1000/ABC"), HIT)
     b = registry.add(external("Graph attention networks.", doi="https://doi.org/10.1000/abc"),
                      RouteHit("semantic_scholar_search", {"rank": 1}))
-    assert a is b and len(registry.works) == 1
+    assert a is not None and a is b and len(registry.works) == 1
     assert len(a.records) == 2 and a.work_id == "p1"
     assert a.route_names == ["fulltext", "semantic_scholar_search"]
 

@@ -14,7 +14,7 @@ from crase.idea.neighbour_gate import (
 )
 from crase.llm import ModelRunner
 from crase.settings import ModelEndpoint
-from tests.idea.builders import candidate, record, structure
+from tests.idea.builders import candidate, graded, record, structure
 from tests.llm.chat_server import ChatServer, Reply, Status
 
 
@@ -56,7 +56,7 @@ def test_published_budgets_give_exact_counts() -> None:
     capped = [e for e in entries if "per-seed cap" in decisions[e.work_id].reason]
     assert all(e.verdict.score == 1 for e in capped)
     assert Counter(e.seed_index for e in capped) == {s: 3 for s in range(5)}
-    assert sorted(decisions[e.work_id].position for e in admitted) == list(range(1, 51))
+    assert sorted(decisions[e.work_id].position or 0 for e in admitted) == list(range(1, 51))
 
 
 def test_unassessed_bypass_the_per_seed_cap_but_not_the_global_budget() -> None:
@@ -74,7 +74,7 @@ def test_unassessed_bypass_the_per_seed_cap_but_not_the_global_budget() -> None:
     over = [pid for pid, d in decisions.items() if "global neighbour budget" in d.reason]
     assert over == [f"u{i}" for i in range(25, 30)]
     # Positives go first; unassessed neighbours fill after them.
-    assert all(decisions[f"p{i}"].position <= 10 for i in range(10))
+    assert all((decisions[f"p{i}"].position or 99) <= 10 for i in range(10))
 
 
 def test_a_smaller_budget_and_cap_are_respected_exactly() -> None:
@@ -95,7 +95,7 @@ def test_seeds_are_at_most_five_positive_assessed_corpus_works_best_first() -> N
     works.append(candidate("failed", status="failed"))
     seeds = choose_seeds(works, 5)
     assert len(seeds) == 5
-    assert [s.assessment.score for s in seeds] == [3, 3, 3, 2, 2]
+    assert [graded(s) for s in seeds] == [3, 3, 3, 2, 2]
     assert choose_seeds(works, 0) == []
 
 

@@ -3,7 +3,7 @@
 from crase.idea.candidates import Decision, RouteHit
 from crase.idea.selection import bm25_scores, select_for_assessment
 from crase.settings import IdeaSettings
-from tests.idea.builders import candidate, fulltext_hit
+from tests.idea.builders import candidate, decided, fulltext_hit
 
 TERMS = ["graph", "network"]
 
@@ -29,17 +29,17 @@ def test_budget_and_protected_quotas_are_exact() -> None:
     works = pool()
     selected = select_for_assessment(works, TERMS, params)
     assert len(selected) == 40
-    reasons = [w.selection.reason for w in selected]
+    reasons = [decided(w.selection).reason for w in selected]
     assert sum("corroborated" in r for r in reasons) == 3
     assert sum("strong full-text rank" in r for r in reasons) == 2
     assert sum("missing abstract" in r for r in reasons) == 5
     assert sum("within the budget" in r for r in reasons) == 30
-    not_selected = [w for w in works if not w.selection.kept]
+    not_selected = [w for w in works if not decided(w.selection).kept]
     assert len(not_selected) == 160
-    assert sum("below the selection budget of 40" in w.selection.reason
+    assert sum("below the selection budget of 40" in decided(w.selection).reason
                for w in not_selected) == 156
-    assert sum("outside 2015-2025" in w.selection.reason for w in not_selected) == 3
-    assert sum("identity conflict" in w.selection.reason for w in not_selected) == 1
+    assert sum("outside 2015-2025" in decided(w.selection).reason for w in not_selected) == 3
+    assert sum("identity conflict" in decided(w.selection).reason for w in not_selected) == 1
 
 
 def test_protected_slots_never_exceed_the_budget() -> None:
@@ -47,15 +47,15 @@ def test_protected_slots_never_exceed_the_budget() -> None:
                           protect_missing_abstract=10)
     selected = select_for_assessment(pool(), TERMS, params)
     assert len(selected) == 4
-    assert all("corroborated" in w.selection.reason for w in selected)
+    assert all("corroborated" in decided(w.selection).reason for w in selected)
 
 
 def test_every_candidate_gets_a_reason_and_a_score_rank() -> None:
     works = pool()
     select_for_assessment(works, TERMS, IdeaSettings(selection_budget=10))
     open_works = [w for w in works if w.eligibility.kept and not w.identity_conflict]
-    assert sorted(w.selection.position for w in open_works) == list(range(1, 197))
-    assert all(w.selection.reason for w in works)
+    assert sorted(decided(w.selection).position or 0 for w in open_works) == list(range(1, 197))
+    assert all(decided(w.selection).reason for w in works)
 
 
 def test_bm25_prefers_more_matching_terms() -> None:

@@ -2,16 +2,16 @@
 
 from collections import Counter
 
-from crase.idea.candidates import Decision
+from crase.idea.candidates import AssessmentStatus, Decision
 from crase.idea.shortlist import build_shortlist
 from crase.settings import IdeaSettings
-from tests.idea.builders import candidate
+from tests.idea.builders import candidate, decided, graded
 
 
 def pool(positives: int, uncertain: int) -> list:
     works = [candidate(f"g{n}", grade=1 + n % 3) for n in range(positives)]
     works += [candidate(f"z{n}", grade=0) for n in range(5)]
-    statuses = ["no_abstract", "insufficient", "failed"]
+    statuses: list[AssessmentStatus] = ["no_abstract", "insufficient", "failed"]
     works += [candidate(f"u{n}", status=statuses[n % 3]) for n in range(uncertain)]
     works += [candidate(f"n{n}", selected=False) for n in range(3)]
     late = candidate("old", grade=3)
@@ -27,19 +27,20 @@ def test_fifty_assessed_then_a_buffer_of_ten_uncertain_first() -> None:
     assert len(shortlist) == 60
     head, buffer = shortlist[:50], shortlist[50:]
     assert all(w.is_assessed for w in head)
-    grades = [w.assessment.score for w in head]
+    grades = [graded(w) for w in head]
     assert grades == sorted(grades, reverse=True) and Counter(grades) == {3: 23, 2: 23, 1: 4}
     assert [w.work_id[0] for w in buffer] == ["u"] * 10
-    reasons = Counter(w.shortlist.reason.split(":")[0] for w in works if not w.shortlist.kept)
+    left_out = [decided(w.shortlist) for w in works if not decided(w.shortlist).kept]
+    reasons = Counter(decision.reason.split(":")[0] for decision in left_out)
     assert reasons == {"graded 0": 5, "not shortlisted": 3 + 1 + 1 + 2 + 20}
-    assert sum("buffer of 10 is full" in w.shortlist.reason for w in works) == 22
-    assert [w.shortlist.position for w in shortlist] == list(range(1, 61))
+    assert sum("buffer of 10 is full" in decided(w.shortlist).reason for w in works) == 22
+    assert [decided(w.shortlist).position for w in shortlist] == list(range(1, 61))
 
 
 def test_boundary_works_fill_the_buffer_after_the_uncertain() -> None:
     shortlist = build_shortlist(pool(positives=55, uncertain=2), IdeaSettings())
     assert len(shortlist) == 57
-    assert [w.shortlist.reason.split(":")[1].strip().split(" ")[0]
+    assert [decided(w.shortlist).reason.split(":")[1].strip().split(" ")[0]
             for w in shortlist[50:]] == ["uncertain"] * 2 + ["boundary"] * 5
 
 
