@@ -6,6 +6,7 @@ header holding one of the keys the app was given.
 """
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from neo4j import GraphDatabase
 
 from crase.api.auth import API_KEY_HEADER, require_api_key
 from crase.api.routes.analyst import AnalystController
@@ -23,6 +25,7 @@ from crase.api.routes.papers import PaperController
 from crase.api.routes.runs import RunController
 from crase.api.routes.searches import SearchController
 from crase.api.runs import BackendsFactory, RunRegistry
+from crase.database import Neo4jServer
 from crase.errors import (
     AnalystQueryInvalid,
     AnalystQueryRefused,
@@ -61,6 +64,8 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     ProviderUnavailable: 503,
 }
 
+MISSING_PARAMETER = re.compile(r"Missing required (\w+) parameter '([^']+)'")
+
 log = logging.getLogger(__name__)
 
 
@@ -82,15 +87,26 @@ def crase_error_response(_: Request[Any, Any, Any], error: CraseError) -> Respon
 def http_error_response(_: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
     body: dict[str, Any] = {"status_code": error.status_code,
                             "error": type(error).__name__, "detail": error.detail}
-    if isinstance(error, ValidationException) and isinstance(error.extra, list):
-        problems = [{"field": item.get("key") or "body", "message": item.get("message"),
-                     "source": item.get("source", "body")} for item in error.extra]
+    if isinstance(error, ValidationException):
         body["error"] = "ValidationFailed"
-        body["detail"] = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-        body["errors"] = problems
+        body["errors"] = validation_problems(error)
+        if body["errors"] and isinstance(error.extra, list):
+            body["detail"] = "; ".join(f"{p['field']}: {p['message']}" for p in body["errors"])
     elif error.extra:
         body["extra"] = error.extra
     return Response(body, status_code=error.status_code, headers=error.headers)
+
+
+def validation_problems(error: ValidationException) -> list[dict[str, Any]]:
+    """Each bad field with its message. Litestar lists them in `extra`, except for a
+    missing parameter, which only its message names."""
+    if isinstance(error.extra, list):
+        return [{"field": item.get("key") or "body", "message": item.get("message"),
+                 "source": item.get("source", "body")} for item in error.extra]
+    missing = MISSING_PARAMETER.search(str(error.detail))
+    if missing:
+        return [{"field": missing.group(2), "message": "required", "source": missing.group(1)}]
+    return []
 
 
 def openapi_config() -> OpenAPIConfig:
@@ -120,7 +136,7 @@ def create_app(settings: Settings, graph: Graph | None = None,
         raise SettingsError("the HTTP API needs at least one key in api.api_keys "
                             "(`crase serve` makes one for a loopback server)")
     owns_graph = graph is None
-    graph = graph or Graph.connect(settings.database)
+    graph = graph or connect_graph(settings)
     registry = RunRegistry(graph, build_backends or (lambda: build_search_backends(settings)),
                            settings.api.search_workers, settings.api.runs_in_memory)
     protected = Router(path="/", guards=[require_api_key], route_handlers=[
@@ -136,6 +152,17 @@ def create_app(settings: Settings, graph: Graph | None = None,
         openapi_config=openapi_config(),
         on_shutdown=[shutdown_hook(registry, graph if owns_graph else None)],
     )
+
+
+def connect_graph(settings: Settings) -> Graph:
+    """Like `Graph.connect`, with a short retry budget: the driver's default retries an
+    unreachable database for up to a minute, far too long for an HTTP client to wait for
+    its 503."""
+    database = settings.database
+    password = database.password or Neo4jServer(database).password()
+    driver = GraphDatabase.driver(database.bolt_uri(), auth=(database.user, password),
+                                  max_transaction_retry_time=settings.api.database_retry_s)
+    return Graph(driver, database.database)
 
 
 def shutdown_hook(registry: RunRegistry, graph: Graph | None) -> Callable[[], None]:

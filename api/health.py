@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
 
 from crase.errors import DatabaseError
 from crase.graph import Graph
@@ -37,6 +38,13 @@ def check_health(graph: Graph, settings: Settings) -> Health:
 
 
 def check_database(graph: Graph) -> dict[str, Any]:
+    # A managed read retries an unreachable server for half a minute; a health check
+    # should say "down" at once, so it asks the driver directly first.
+    try:
+        graph.driver.verify_connectivity()
+    except (ServiceUnavailable, SessionExpired, AuthError) as err:
+        return {"ok": False, "detail": f"Neo4j is not reachable ({err}); "
+                                       "start it with `crase db start`"}
     try:
         row = graph.read("read_database_components", timeout_s=5.0)[0]
     except DatabaseError as err:  # DatabaseUnavailable included

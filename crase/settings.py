@@ -249,6 +249,10 @@ class ApiSettings(BaseModel):
         None, description="Where `crase serve` keeps the generated key when no api_keys are "
         "set (loopback only); default var_dir/api-key"
     )
+    database_retry_s: float = Field(
+        5.0, gt=0, description="How long a request retries an unreachable or busy database "
+        "before it answers 503"
+    )
 
 
 class Settings(BaseSettings):

@@ -48,9 +48,9 @@ class RunController(Controller):
          summary="A finished run's results as JSON, CSV, BibTeX or RIS")
     def export_results(self, run_id: str, graph: NamedDependency[Graph],
                        registry: NamedDependency[RunRegistry],
-                       export_format: Annotated[ExportFormat, Parameter(
-                           query="format", description="json, csv, bibtex or ris")
-                       ] = ExportFormat.JSON) -> Response[str]:
-        export = export_run(graph, run_id, registry.get(run_id), export_format)
+                       format: Annotated[ExportFormat, Parameter(  # the query's own name
+                           description="json, csv, bibtex or ris")] = ExportFormat.JSON,
+                       ) -> Response[str]:
+        export = export_run(graph, run_id, registry.get(run_id), format)
         return Response(export.body, media_type=export.media_type, headers={
             "Content-Disposition": f'attachment; filename="{export.filename}"'})

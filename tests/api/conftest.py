@@ -10,7 +10,7 @@ from litestar.testing import TestClient
 from crase.api.app import create_app
 from crase.graph import Graph
 from crase.settings import ApiSettings, Settings
-from tests.api.corpus import fixture_corpus
+from tests.api.corpus import QUERY, fixture_corpus
 
 API_KEY = "test-key-for-the-api-tests"
 
@@ -51,3 +51,24 @@ def wait_for_run(client: TestClient, run_id: str, timeout_s: float = 120.0) -> d
             return run
         time.sleep(0.2)
     raise AssertionError(f"run {run_id} did not finish within {timeout_s} s")
+
+
+# Few seeds and a deeper k, so results include papers reached by the walk, not only seeds.
+SEARCH_PARAMS = {"k": 20, "seeds_per_query": 2, "sub_queries": 2, "tau": 0.2}
+
+
+def start_search(client: TestClient, **body: Any) -> str:
+    response = client.post("/searches", json={"query": QUERY, "params": SEARCH_PARAMS, **body})
+    assert response.status_code == 202, response.text
+    accepted = response.json()
+    assert accepted["run_url"] == f"/runs/{accepted['run_id']}"
+    assert accepted["status"] in ("queued", "running")
+    return str(accepted["run_id"])
+
+
+@pytest.fixture
+def finished_run(client: TestClient, corpus: dict[str, Any]) -> dict[str, Any]:
+    """A search over the fixture corpus, run to the end through the API."""
+    run = wait_for_run(client, start_search(client))
+    assert run["status"] == "done", run
+    return run

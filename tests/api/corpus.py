@@ -1,9 +1,9 @@
-"""A tiny corpus written for the API tests: 36 papers in three topics, with citations.
+"""A tiny corpus written for the API tests: 38 papers, 36 of them in three topics.
 
 Each abstract is three sentences from its topic's pool; a paper cites the two papers
 before it in its topic, and the two share sentences, so the offline claim extractor and
 the MiniLM scorer ground those edges (Delta > 0). A few citations cross topics and share
-nothing, so they are pruned at tau = 0.2.
+nothing, so they are pruned at tau = 0.2; one of them strands a seed (ORPHAN).
 """
 
 from typing import Any
@@ -51,6 +51,16 @@ TOPICS: dict[str, tuple[str, list[str]]] = {
 PAPERS_PER_TOPIC = 12
 CROSS_CITATIONS = [("tachyon-07", "entropy-03"), ("entropy-09", "holography-02"),
                    ("holography-10", "tachyon-04")]
+# A recent paper that matches the query word for word but only cites a paper about
+# baking it shares nothing with: a seed whose one edge is pruned, so the run cuts it.
+ORPHAN = {"id": "orphan-00",
+          "title": "Tachyon condensation on unstable D-branes in open string field theory",
+          "abstract": "We review the history of the subject for a general audience.",
+          "year": 2009, "authors": ["O. Lonely"]}
+UNRELATED = {"id": "unrelated-00", "title": "Sourdough fermentation in home kitchens",
+             "abstract": "Wild yeast and lactic bacteria leaven rye bread overnight. "
+                         "Warm water speeds up the rise of the dough.",
+             "year": 1990, "authors": ["B. Baker"]}
 QUERY = "tachyon condensation on unstable D-branes in open string field theory"
 
 
@@ -77,4 +87,6 @@ def fixture_corpus() -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
                     citations.append({"citing_id": paper_id(topic, index),
                                       "cited_id": paper_id(topic, index - back)})
     citations += [{"citing_id": u, "cited_id": v} for u, v in CROSS_CITATIONS]
+    papers += [ORPHAN, UNRELATED]
+    citations.append({"citing_id": ORPHAN["id"], "cited_id": UNRELATED["id"]})
     return papers, citations

@@ -1,0 +1,152 @@
+"""Papers: by id, full-text search with paging, and batch loads with rejects."""
+
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from crase.graph import Graph
+from crase.settings import Settings
+from tests.api.conftest import API_KEY, api_settings_for
+
+pytestmark = pytest.mark.integration
+
+
+def test_paper_by_id_with_counts(client: TestClient, corpus: dict[str, Any]) -> None:
+    response = client.get("/papers/tachyon-03")
+    assert response.status_code == 200
+    paper = response.json()
+    assert paper["title"] == "Tachyon condensation on unstable D-branes, part 4"
+    assert paper["year"] == 1997 and paper["authors"][1] == "A. N. Other"
+    assert paper["references"] == 2 and paper["cited_by"] == 2
+    assert paper["claims"] == []
+
+
+def test_paper_claims_appear_once_extracted(client: TestClient, graph: Graph,
+                                            corpus: dict[str, Any]) -> None:
+    with graph.driver.session(database=graph.database) as session:
+        session.run("MATCH (p:Paper {id: 'entropy-01'}) CREATE (p)-[:HAS_CLAIM {rank: 1}]->"
+                    "(:Claim {id: 'c1', text: 'A claim.', type: 'EMPIRICAL', "
+                    "source_phrase: 'A claim.', extractor: 'test'})").consume()
+    claims = client.get("/papers/entropy-01").json()["claims"]
+    assert claims == [{"extractor": "test", "rank": 1, "text": "A claim.", "type": "EMPIRICAL",
+                       "source_phrase": "A claim."}]
+
+
+def test_ids_with_slashes_are_found(client: TestClient) -> None:
+    client.post("/papers/batch", json={"papers": [{"id": "hep-th/9901001", "title": "Old id"}]})
+    response = client.get("/papers/hep-th/9901001")
+    assert response.status_code == 200 and response.json()["title"] == "Old id"
+
+
+def test_unknown_paper_is_404(client: TestClient) -> None:
+    response = client.get("/papers/no-such-paper")
+    assert response.status_code == 404
+    assert response.json()["error"] == "PaperNotFound"
+    assert "no-such-paper" in response.json()["detail"]
+
+
+def test_full_text_search_pages(client: TestClient, corpus: dict[str, Any]) -> None:
+    first = client.get("/papers", params={"q": "Hawking radiation black hole", "limit": 5})
+    assert first.status_code == 200
+    hits = first.json()["results"]
+    assert len(hits) == 5 and all(hit["id"].startswith("entropy") for hit in hits)
+    scores = [hit["score"] for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+    second = client.get("/papers", params={"q": "Hawking radiation black hole", "limit": 5,
+                                           "offset": 5}).json()["results"]
+    assert not {h["id"] for h in hits} & {h["id"] for h in second}
+    # Lucene syntax is searched as plain words, never parsed.
+    odd = client.get("/papers", params={"q": 'black AND "hole OR (x'})
+    assert odd.status_code == 200 and odd.json()["results"]
+
+
+def test_search_requests_that_cannot_work(client: TestClient) -> None:
+    only_syntax = client.get("/papers", params={"q": "  "})
+    assert only_syntax.status_code == 422
+    assert only_syntax.json()["detail"] == "q: no searchable words"
+    missing = client.get("/papers")
+    assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "q"
+    too_many = client.get("/papers", params={"q": "brane", "limit": 1000})
+    assert too_many.status_code == 400 and too_many.json()["errors"][0]["field"] == "limit"
+    not_a_number = client.get("/papers", params={"q": "brane", "offset": "ten"})
+    assert not_a_number.status_code == 400
+    assert not_a_number.json()["errors"][0]["field"] == "offset"
+
+
+def test_batch_load_reports_counts_and_every_reject(client: TestClient) -> None:
+    batch = {
+        "papers": [
+            {"id": "a", "title": "Paper A", "year": 1999, "abstract": "About A."},
+            {"id": "b", "title": "Paper B", "year": "2001"},
+            {"id": "c"},
+            {"id": "d", "title": "Paper D", "year": 3050},
+            "not a paper",
+            {"id": "a", "title": "Paper A", "year": 1999, "abstract": "About A."},
+            {"id": "a", "title": "Another A"},
+        ],
+        "citations": [
+            {"citing_id": "b", "cited_id": "a"},
+            {"citing_id": "a", "cited_id": "a"},
+            {"citing_id": "a", "cited_id": "zzz"},
+            {"citing_id": "b", "cited_id": "a"},
+            {"citing_id": "", "cited_id": "a"},
+        ],
+    }
+    response = client.post("/papers/batch", json=batch)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["papers"] == {"received": 7, "accepted": 2, "rejected": 5, "written": 2}
+    assert answer["citations"] == {"received": 5, "accepted": 1, "rejected": 4, "written": 1}
+    assert answer["graph"] == {"papers": 2, "citations": 1}
+    kinds = {reject["item"]: reject["kind"] for reject in answer["rejects"]}
+    assert kinds == {
+        "papers[2]": "missing_title", "papers[3]": "bad_year", "papers[4]": "not_an_object",
+        "papers[5]": "duplicate_paper", "papers[6]": "conflicting_paper",
+        "citations[1]": "self_citation", "citations[2]": "unknown_paper",
+        "citations[3]": "duplicate_edge", "citations[4]": "malformed_edge",
+    }
+    assert all(reject["reason"] for reject in answer["rejects"])
+    year = next(r for r in answer["rejects"] if r["item"] == "papers[3]")
+    assert "3050" in year["reason"]
+
+
+def test_batch_load_is_idempotent_and_links_to_papers_already_there(
+        client: TestClient) -> None:
+    papers = [{"id": "x", "title": "X"}, {"id": "y", "title": "Y"}]
+    client.post("/papers/batch", json={"papers": papers})
+    again = client.post("/papers/batch", json={"papers": papers}).json()
+    assert again["graph"]["papers"] == 2
+    edges_only = client.post("/papers/batch", json={
+        "citations": [{"citing_id": "y", "cited_id": "x"}]}).json()
+    assert edges_only["citations"]["accepted"] == 1 and edges_only["rejects"] == []
+    assert edges_only["graph"] == {"papers": 2, "citations": 1}
+    assert client.get("/papers/y").json()["references"] == 1
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"papers": {"id": "a"}}, "papers"),
+    ({"citations": [{"citing_id": "a"}]}, "citations.0.cited_id"),
+    ({"citations": [{"citing_id": "a,b", "cited_id": "c"}]}, "citations.0.citing_id"),
+    ({"citations": [{"citing_id": "a", "cited_id": "c\nd"}]}, "citations.0.cited_id"),
+    ({"papers": [], "edges": []}, "edges"),
+])
+def test_bad_batches_name_the_field(client: TestClient, body: dict[str, Any],
+                                    field: str) -> None:
+    response = client.post("/papers/batch", json=body)
+    assert response.status_code == 400, response.text
+    assert field in [e["field"] for e in response.json()["errors"]]
+
+
+def test_batch_row_limit(settings: Settings, graph: Graph) -> None:
+    from litestar.testing import TestClient as Client
+
+    from crase.api.app import create_app
+
+    limited = api_settings_for(settings, ingest_max_rows=3)
+    with Client(create_app(limited, graph=graph)) as client:
+        client.headers["X-API-Key"] = API_KEY
+        papers = [{"id": str(i), "title": f"T{i}"} for i in range(4)]
+        response = client.post("/papers/batch", json={"papers": papers})
+    assert response.status_code == 422
+    assert "4 rows, more than the 3" in response.json()["detail"]
