@@ -9,6 +9,7 @@ Not resumable: it is all or nothing, and fast enough to rerun.
 """
 
 import csv
+import io
 import re
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from crase.graph import Graph
 from crase.ingest.batches import FileCounts, ValidatedCorpus
 from crase.ingest.checkpoint import load_key
 from crase.ingest.corpus import CorpusFiles
+from crase.ingest.edge_table import write_checked_edges
 from crase.ingest.loader import corpus_paths, graph_totals
 from crase.ingest.progress import ProgressBar
 from crase.ingest.records import Paper
@@ -111,8 +113,7 @@ def write_import_files(files: CorpusFiles, workdir: Path, settings: Settings,
         with papers_csv.open("w", encoding="utf-8", newline="") as out:
             multiline = write_papers_csv(corpus, out, ProgressBar(
                 "papers", files.papers.stat().st_size, enabled=show))
-        with citations_csv.open("w", encoding="utf-8", newline="") as out:
-            write_citations_csv(corpus, out, files, show)
+        write_citations_csv(corpus, citations_csv, files, show)
     finally:
         rejects.close()
     report.papers = corpus.count(files.papers.name)
@@ -160,19 +161,36 @@ def csv_field(value: Any) -> str:
     return '"' + value.replace('"', '""') + '"'
 
 
-def write_citations_csv(corpus: ValidatedCorpus, out: TextIO, files: CorpusFiles,
+def write_citations_csv(corpus: ValidatedCorpus, path: Path, files: CorpusFiles,
                         show: bool) -> None:
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([":START_ID", ":END_ID"])
-    if files.citations is None:
-        return
-    progress = ProgressBar("citations", files.citations.stat().st_size, enabled=show)
-    written = 0
-    for batch in corpus.edge_batches():
-        writer.writerows((edge.citing, edge.cited) for edge in batch.rows)
-        written += len(batch.rows)
-        progress.update(batch.end_offset, written)
-    progress.close()
+    """The relationship file: Arrow's column checks for a plain CSV (`edge_table`), the
+    line reader for anything else; both refuse the same rows."""
+    with path.open("wb") as out:
+        out.write(b":START_ID,:END_ID\n")
+        if files.citations is None:
+            return
+        progress = ProgressBar("citations", files.citations.stat().st_size, enabled=show)
+        checked = write_checked_edges(files.citations, corpus.papers, out,
+                                      lambda position, rows: progress.update(int(position), rows))
+        if checked is not None:
+            for reject in checked.rejects:
+                corpus.reject(reject, replay=False)
+            corpus.count(files.citations.name).accepted += checked.accepted
+            progress.close()
+            return
+        out.seek(0)
+        out.truncate()
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow([":START_ID", ":END_ID"])
+        written = 0
+        for batch in corpus.edge_batches():
+            writer.writerows((edge.citing, edge.cited) for edge in batch.rows)
+            written += len(batch.rows)
+            progress.update(batch.end_offset, written)
+        text.flush()
+        text.detach()
+        progress.close()
 
 
 def run_import(settings: Settings, arguments: list[str], report: ImportReport) -> None:
