@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from crase.api.commands import database, idea, ingest, search, serve
+from crase.api.commands import bench, database, idea, ingest, search, serve
 from crase.errors import CraseError
 from crase.settings import Settings
 
-COMMAND_GROUPS = [database, search, ingest, serve, idea]
+COMMAND_GROUPS = [database, search, ingest, serve, idea, bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,496 @@
+"""The retrieval-quality benchmark behind `crase bench quality`.
+
+For each query file (each on the Neo4j server holding its corpus):
+
+1. Queries are read and resolved against the graph: the ground truth keeps only papers in
+   the graph (the paper restricts queries and ground truth to its corpus the same way), a
+   query left with none is dropped (counted), and the source paper's year is read from the
+   graph (the Recency variant measures ages from it).
+2. Every system of the main table runs on every query; ablations and the seed-corruption
+   test run on the first `subset` queries (a fixed, documented subset). Each (system
+   setting, query) is one line of `<out>/runs/<dataset>/<key>.jsonl`, written as soon as it
+   finishes; a rerun skips what is done, so an interrupted benchmark resumes.
+3. Metrics (`metrics`), per-query values, bootstrap comparisons and costs go to
+   `<out>/results.json` and `<out>/per_query_<dataset>.csv`, and `report` writes the
+   Markdown report and its plots into `<out>`.
+
+Settings shared by all systems: the product's search settings (`Settings.search`) with
+k = 50, the largest cutoff. The query's source paper is excluded from every system.
+"""
+
+import csv
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from crase.bench.corruption import distractor_seeds, random_seeds
+from crase.bench.dense_index import DenseIndex, load_or_build_index, read_corpus_texts
+from crase.bench.evaluation import Scored, compare, evaluate, per_query_rows, summarize_cost
+from crase.bench.metrics import CUTOFFS
+from crase.bench.run_store import Record, RunStore
+from crase.bench.systems import (
+    BenchQuery,
+    System,
+    WalkConfig,
+    bm25_system,
+    dense_system,
+    fuse_rankings,
+    walk_system,
+)
+from crase.errors import CraseError, EvaluationError
+from crase.graph import Graph
+from crase.scoring.embeddings import MiniLmEncoder
+from crase.search.pipeline import SearchBackends
+from crase.settings import DatabaseSettings, Settings
+
+DEPTH = max(CUTOFFS)
+MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "crase-ppr", "crase-salsa", "recency",
+                "hybrid")
+# The hybrid, fixed before any result was seen: reciprocal-rank fusion of the graph walk
+# and the product's own full-text index (no corpus-wide vectors needed at query time).
+HYBRID_PARTS = ("crase-ppr", "bm25")
+# Further fusions, reported for context (the text-only one separates the value of the graph
+# from the value of fusing two text rankers).
+EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
+                 "fusion: crase-ppr + bm25 + dense": ("crase-ppr", "bm25", "dense"),
+                 "fusion: bm25 + dense (text only)": ("bm25", "dense")}
+# Ablations vary one setting of the shipped configuration at a time.
+ABLATIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "hop radius": ("hops", ("1", "1.5", "2")),
+    "seeds per sub-query m": ("seeds_per_query", (5, 10, 15, 20)),
+    "tau": ("tau", (0.0, 0.25, 0.5, 0.75)),
+    "beta": ("beta", (0.0, 0.5, 1.0, 2.0)),
+    "theta": ("theta", (0.5, 0.6, 0.7)),
+    "orientation": ("orientation", ("references", "citing", "both")),
+    "ranker": ("ranker", ("ppr", "salsa")),
+    "age reference": ("age", ("current", "query")),
+}
+CORRUPTIONS = ("distractor", "random")
+# The encoder keeps this many sentence vectors in memory: every claim of a 30K-paper corpus,
+# so an edge scored during the benchmark never re-embeds a claim it has seen.
+ENCODER_CACHE = 250_000
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    queries_path: Path
+    database: DatabaseSettings
+
+
+@dataclass(frozen=True)
+class Options:
+    systems: tuple[str, ...] = MAIN_SYSTEMS
+    limit: int | None = None
+    ablations: bool = False
+    corruption: bool = False
+    subset: int = 50
+
+
+@dataclass(frozen=True)
+class Job:
+    """One system setting over a query set of one dataset."""
+
+    phase: int  # run order: fast systems first, corrupted seeds after their clean run
+    dataset: str
+    key: str
+    kind: str  # bm25 | dense | walk
+    config: WalkConfig | None = None
+    subset_only: bool = False
+
+
+@dataclass
+class Dataset:
+    spec: DatasetSpec
+    graph: Graph
+    queries: list[BenchQuery]
+    dropped: dict[str, int]
+    relevant_outside: int
+    _index: DenseIndex | None = None
+    _corpus_ids: list[str] | None = None
+
+    @property
+    def subset(self) -> list[BenchQuery]:
+        return self.queries[: self.subset_size]
+
+    subset_size: int = 50
+
+
+@dataclass
+class Resources:
+    """Built on first need and shared by every dataset: the encoder and the backends."""
+
+    settings: Settings
+    _encoder: MiniLmEncoder | None = None
+    _backends: SearchBackends | None = None
+
+    @property
+    def encoder(self) -> MiniLmEncoder:
+        if self._encoder is None:
+            self._encoder = MiniLmEncoder(cache_size=ENCODER_CACHE)
+        return self._encoder
+
+    @property
+    def backends(self) -> SearchBackends:
+        if self._backends is None:
+            from crase.search.backends import build_search_backends
+
+            self._backends = build_search_backends(self.settings, encoder=self.encoder)
+        return self._backends
+
+
+@dataclass
+class ProgressLine:
+    """`[dataset] system  done/total  s/query  ETA`, redrawn on a terminal, else a line
+    every `interval_s`."""
+
+    label: str
+    total: int
+    started: float = field(default_factory=time.perf_counter)
+    last: float = 0.0
+    interval_s: float = 30.0
+
+    def update(self, done: int, final: bool = False) -> None:
+        now = time.perf_counter()
+        tty = sys.stderr.isatty()
+        if not final and not tty and now - self.last < self.interval_s:
+            return
+        self.last = now
+        elapsed = now - self.started
+        per = elapsed / done if done else float("nan")
+        eta = per * (self.total - done) if done else float("nan")
+        text = (f"{self.label}  {done}/{self.total} queries  {per:6.1f} s/query  "
+                f"ETA {format_duration(eta)}")
+        if tty:
+            sys.stderr.write("\r" + text.ljust(100) + ("\n" if final else ""))
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+def format_duration(seconds: float) -> str:
+    if seconds != seconds:
+        return "--"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def read_query_file(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise EvaluationError(f"cannot read query file {path}: {err}") from err
+    try:
+        return [json.loads(line) for line in lines if line.strip()]
+    except json.JSONDecodeError as err:
+        raise EvaluationError(f"{path} is not JSON lines: {err}") from err
+
+
+def resolve_queries(graph: Graph, rows: list[dict[str, Any]]
+                    ) -> tuple[list[BenchQuery], dict[str, int], int]:
+    """Queries restricted to the graph: relevant ids kept only where the paper exists,
+    queries without relevant papers or without a source paper in the graph dropped."""
+    wanted = sorted({r for row in rows for r in row["relevant_ids"]}
+                    | {row["source_paper_id"] for row in rows})
+    present = {row["id"] for row in graph.read("match_paper_ids", ids=wanted)}
+    years = {row["id"]: row["year"] for row in graph.read(
+        "read_papers", ids=sorted({row["source_paper_id"] for row in rows} & present))}
+    queries, dropped, outside = [], {"no relevant paper in the graph": 0,
+                                     "source paper not in the graph": 0}, 0
+    for row in rows:
+        source = row["source_paper_id"]
+        relevant = frozenset(r for r in row["relevant_ids"] if r in present) - {source}
+        outside += len(set(row["relevant_ids"]) - present)
+        if source not in present:
+            dropped["source paper not in the graph"] += 1
+        elif not relevant:
+            dropped["no relevant paper in the graph"] += 1
+        else:
+            queries.append(BenchQuery(row["query_id"], row["query"], relevant, source,
+                                      years.get(source)))
+    return queries, dropped, outside
+
+
+def open_dataset(spec: DatasetSpec, options: Options) -> Dataset:
+    graph = Graph.connect(spec.database)
+    queries, dropped, outside = resolve_queries(graph, read_query_file(spec.queries_path))
+    if options.limit is not None:
+        queries = queries[: options.limit]
+    if not queries:
+        raise EvaluationError(f"{spec.queries_path}: no query can be evaluated on this graph")
+    return Dataset(spec, graph, queries, dropped, outside, subset_size=options.subset)
+
+
+def main_configs(base: WalkConfig) -> dict[str, WalkConfig]:
+    return {"ppr-unweighted": base.but(weighting="uniform", ranker="ppr"),
+            "crase-ppr": base.but(ranker="ppr"),
+            "crase-salsa": base.but(ranker="salsa"),
+            "recency": base.but(ranker="ppr", age="query")}
+
+
+def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> list[Job]:
+    walks = main_configs(base)
+    wanted = set(options.systems)
+    if "hybrid" in wanted:
+        wanted |= set(HYBRID_PARTS)
+    if options.corruption:
+        wanted.add("crase-ppr")
+    jobs = []
+    for data in datasets:
+        name = data.spec.name
+        if "bm25" in wanted:
+            jobs.append(Job(0, name, "bm25", "bm25"))
+        if "dense" in wanted:
+            jobs.append(Job(1, name, "dense", "dense"))
+        for system, config in walks.items():
+            if system in wanted:
+                jobs.append(Job(2 if system == "ppr-unweighted" else 3, name, config.key(),
+                                "walk", config))
+        if options.ablations:
+            for config in ablation_configs(base).values():
+                jobs.append(Job(4, name, config.key(), "walk", config, subset_only=True))
+        if options.corruption:
+            for kind in CORRUPTIONS:
+                config = base.but(ranker="ppr", seeds=kind)
+                jobs.append(Job(5, name, config.key(), "walk", config, subset_only=True))
+    return sorted(jobs, key=lambda job: job.phase)
+
+
+def ablation_configs(base: WalkConfig) -> dict[tuple[str, Any], WalkConfig]:
+    clean = base.but(ranker="ppr")
+    return {(label, value): clean.but(**{field_name: value})
+            for label, (field_name, values) in ABLATIONS.items() for value in values}
+
+
+def run_jobs(jobs: list[Job], datasets: dict[str, Dataset], store: RunStore,
+             resources: Resources) -> None:
+    done_keys: set[tuple[str, str, bool]] = set()
+    for job in jobs:
+        data = datasets[job.dataset]
+        queries = data.subset if job.subset_only else data.queries
+        # A setting shared by two jobs (an ablation at the shipped value) runs once.
+        if (job.dataset, job.key, job.subset_only) in done_keys:
+            continue
+        done_keys.add((job.dataset, job.key, job.subset_only))
+        finished = store.completed(job.dataset, job.key)
+        todo = [q for q in queries if q.id not in finished]
+        if not todo:
+            continue
+        system = build_system(job, data, store, resources)
+        progress = ProgressLine(f"[{job.dataset}] {job.key}", len(todo))
+        for count, query in enumerate(todo, start=1):
+            store.append(job.dataset, job.key, run_one(system, query))
+            progress.update(count, final=count == len(todo))
+
+
+def run_one(system: System, query: BenchQuery) -> Record:
+    started = time.perf_counter()
+    try:
+        run = system(query)
+    except CraseError as err:  # recorded and retried on the next run; figures count it empty
+        return {"query_id": query.id, "error": f"{type(err).__name__}: {err}",
+                "seconds": time.perf_counter() - started}
+    return {"query_id": query.id, **run.to_record()}
+
+
+def build_system(job: Job, data: Dataset, store: RunStore, resources: Resources) -> System:
+    if job.kind == "bm25":
+        return bm25_system(data.graph, DEPTH)
+    if job.kind == "dense":
+        return dense_system(dense_index(data, resources), resources.encoder, DEPTH)
+    assert job.config is not None
+    seeds_for = None
+    if job.config.seeds != "plan":
+        seeds_for = corrupted_seeds(job.config, data, store)
+    return walk_system(data.graph, resources.backends, job.config, resources.settings.search,
+                       DEPTH, seeds_for)
+
+
+def dense_index(data: Dataset, resources: Resources) -> DenseIndex:
+    if data._index is None:
+        label = f"[{data.spec.name}] dense index"
+
+        def report(done: int, total: int, seconds: float) -> None:
+            rate = done / seconds if seconds else 0.0
+            left = (total - done) / rate if rate else float("nan")
+            print(f"{label}: {done}/{total} papers, {rate:.1f}/s, ETA {format_duration(left)}",
+                  file=sys.stderr, flush=True)
+
+        data._index = load_or_build_index(data.graph, resources.encoder,
+                                          resources.settings.var_dir / "bench" / "dense",
+                                          progress=report)
+    return data._index
+
+
+def corrupted_seeds(config: WalkConfig, data: Dataset,
+                    store: RunStore) -> Callable[[BenchQuery], list[str]]:
+    """Replacement seeds, as many as the clean run of the same query used."""
+    clean = store.completed(data.spec.name, config.but(seeds="plan").key())
+
+    def seeds_for(query: BenchQuery) -> list[str]:
+        if query.id not in clean:
+            raise EvaluationError(f"no clean run of {query.id} to corrupt")
+        count = len(clean[query.id]["seeds"])
+        if config.seeds == "distractor":
+            return distractor_seeds(data.graph, query, count)
+        if data._corpus_ids is None:
+            data._corpus_ids = read_corpus_texts(data.graph).ids
+        return random_seeds(data._corpus_ids, query, count)
+    return seeds_for
+
+
+def run_quality(settings: Settings, specs: list[DatasetSpec], out: Path, options: Options,
+                command: str) -> Path:
+    """Run (or resume) everything, then write results.json, the per-query CSVs and the
+    report; returns the report's path."""
+    unknown = set(options.systems) - set(MAIN_SYSTEMS)
+    if unknown:
+        raise EvaluationError(f"unknown systems {sorted(unknown)}; known: {MAIN_SYSTEMS}")
+    base = WalkConfig.from_settings(settings.search)
+    datasets = {spec.name: open_dataset(spec, options) for spec in specs}
+    store = RunStore(out / "runs")
+    try:
+        run_jobs(plan_jobs(list(datasets.values()), base, options), datasets, store,
+                 Resources(settings))
+    finally:
+        for data in datasets.values():
+            data.graph.close()
+    results = collect_results(datasets, store, base, options, command)
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str),
+                                      encoding="utf-8")
+    from crase.bench.report import write_report
+
+    return write_report(results, out)
+
+
+def collect_results(datasets: dict[str, Dataset], store: RunStore, base: WalkConfig,
+                    options: Options, command: str) -> dict[str, Any]:
+    return {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "shipped": base.__dict__,
+        "current_year": date.today().year,
+        "depth": DEPTH,
+        "options": {"systems": list(options.systems), "limit": options.limit,
+                    "ablations": options.ablations, "corruption": options.corruption,
+                    "subset": options.subset},
+        "datasets": {name: dataset_results(data, store, base, options)
+                     for name, data in datasets.items()},
+    }
+
+
+def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
+                    options: Options) -> dict[str, Any]:
+    name = data.spec.name
+    keys = {"bm25": "bm25", "dense": "dense",
+            **{system: config.key() for system, config in main_configs(base).items()}}
+    records = {system: store.load(name, key) for system, key in keys.items()}
+    scored = {system: Scored.from_records(recs, data.queries) for system, recs in
+              records.items() if recs}
+    if all(part in scored for part in HYBRID_PARTS):
+        scored["hybrid"] = fused(scored, HYBRID_PARTS)
+    extra = {label: fused(scored, parts) for label, parts in EXTRA_FUSIONS.items()
+             if all(p in scored for p in parts)}
+    rows: list[dict[str, Any]] = []
+    main = []
+    for system in MAIN_SYSTEMS:
+        if system not in scored or system not in options.systems:
+            continue
+        entry = {"system": system, "key": keys.get(system, "+".join(HYBRID_PARTS)),
+                 "metrics": evaluate(scored[system])}
+        if system in records:
+            entry["cost"] = summarize_cost(list(records[system].values()),
+                                           walk=system not in ("bm25", "dense"),
+                                           coverage=system != "ppr-unweighted")
+        if "crase-ppr" in scored and system != "crase-ppr":
+            entry["vs_crase_ppr"] = compare(scored[system], scored["crase-ppr"])
+        main.append(entry)
+        rows += per_query_rows(scored[system], system)
+    fusions = []
+    for label, fusion in extra.items():
+        entry = {"system": label, "metrics": evaluate(fusion)}
+        if "crase-ppr" in scored:
+            entry["vs_crase_ppr"] = compare(fusion, scored["crase-ppr"])
+        fusions.append(entry)
+        rows += per_query_rows(fusion, label)
+    result: dict[str, Any] = {
+        "queries_file": str(data.spec.queries_path), "queries": len(data.queries),
+        "dropped": data.dropped, "relevant_outside_graph": data.relevant_outside,
+        "relevant_mean": sum(len(q.relevant) for q in data.queries) / len(data.queries),
+        "source_years": sorted({q.year for q in data.queries if q.year is not None}),
+        "subset": len(data.subset), "subset_ids": [q.id for q in data.subset],
+        "main": main, "fusions": fusions,
+    }
+    if options.ablations:
+        result["ablations"], ablation_rows = ablation_results(data, store, base)
+        rows += ablation_rows
+    if options.corruption:
+        result["corruption"], corruption_rows = corruption_results(data, store, base)
+        rows += corruption_rows
+    write_per_query(rows, data.spec.name, store.folder.parent)
+    return result
+
+
+def fused(scored: dict[str, Scored], parts: tuple[str, ...]) -> Scored:
+    first = scored[parts[0]]
+    rankings = [[paper for paper, _ in fuse_rankings([scored[p].rankings[i] for p in parts],
+                                                     DEPTH)]
+                for i in range(len(first.queries))]
+    return Scored(first.queries, rankings, max(scored[p].failed for p in parts),
+                  max(scored[p].missing for p in parts))
+
+
+def ablation_results(data: Dataset, store: RunStore, base: WalkConfig
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    tables: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
+    clean = base.but(ranker="ppr")
+    base_cost: float | None = None
+    base_records = store.load(data.spec.name, clean.key())
+    if base_records:
+        base_cost = summarize_cost([base_records[q.id] for q in data.subset
+                                    if q.id in base_records], walk=True,
+                                   coverage=True).get("cold_calls_mean")
+    for (label, value), config in ablation_configs(base).items():
+        records = store.load(data.spec.name, config.key())
+        subset_records = [records[q.id] for q in data.subset if q.id in records]
+        scored = Scored.from_records(records, data.subset)
+        cost = summarize_cost(subset_records, walk=True, coverage=True)
+        relative = (cost.get("cold_calls_mean", 0.0) / base_cost) if base_cost else None
+        tables.setdefault(label, []).append({
+            "value": value, "key": config.key(), "shipped": config == clean,
+            "metrics": evaluate(scored), "cost": cost, "relative_cost": relative})
+        rows += per_query_rows(scored, f"ablation {label}={value}")
+    return tables, rows
+
+
+def corruption_results(data: Dataset, store: RunStore, base: WalkConfig
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    table, rows = [], []
+    for kind in ("plan", *CORRUPTIONS):
+        config = base.but(ranker="ppr", seeds=kind)
+        records = store.load(data.spec.name, config.key())
+        scored = Scored.from_records(records, data.subset)
+        label = {"plan": "clean seeds", "distractor": "lexically similar distractors",
+                 "random": "random papers"}[kind]
+        subset_records = [records[q.id] for q in data.subset if q.id in records]
+        table.append({"seeds": label, "key": config.key(), "metrics": evaluate(scored),
+                      "cost": summarize_cost(subset_records, walk=True, coverage=True)})
+        rows += per_query_rows(scored, f"corruption {kind}")
+    return table, rows
+
+
+def write_per_query(rows: list[dict[str, Any]], dataset: str, out: Path) -> None:
+    if not rows:
+        return
+    path = out / f"per_query_{dataset}.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)

@@ -1,0 +1,172 @@
+"""The systems the quality benchmark compares. Each is a function from a benchmark query to
+a ranked list of paper ids (best first), and never sees the query's source paper.
+
+- BM25: the full-text index `paper_text` (Lucene BM25 over title and abstract) queried
+  with the whole query text.
+- Dense: all-MiniLM-L6-v2 cosine between the query and every paper (`dense_index`).
+- Graph walks: one `run_search` of the evidence-graph pipeline per query with the settings
+  of a `WalkConfig`: Crase-PPR (the shipped settings), Crase-SALSA, Recency (ages from the
+  query's year instead of this year), the unweighted walk (every edge of the same
+  neighbourhood weighs 1, no Delta, no pruning, no age), and the ablation and seed-corruption
+  variants. The source paper goes in `exclude`, which leaves it out with all its edges.
+- Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text).
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from crase.bench.dense_index import DenseIndex, paper_text
+from crase.graph import Graph
+from crase.scoring.embeddings import MiniLmEncoder
+from crase.search.pipeline import SearchBackends, run_search
+from crase.search.request import SearchRequest
+from crase.search.seeds import escape_lucene
+from crase.settings import SearchSettings
+
+# Reciprocal-rank fusion constant (Cormack, Clarke and Buettcher 2009): a paper at rank r
+# of a list adds 1 / (RRF_K + r).
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class BenchQuery:
+    id: str
+    text: str
+    relevant: frozenset[str]  # ground truth restricted to papers in the graph
+    source_id: str
+    year: int | None  # the source paper's year, read from the graph
+
+
+@dataclass
+class SystemRun:
+    """What one system returned for one query, with what it cost."""
+
+    ranking: list[str]
+    scores: list[float]
+    seconds: float
+    run_id: str | None = None
+    plan: list[str] = field(default_factory=list)
+    seeds: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    backends: dict[str, str] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["scores"] = [round(s, 8) for s in self.scores]
+        return record
+
+
+System = Callable[[BenchQuery], SystemRun]
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    """One setting of the evidence-graph pipeline. Every field is explicit, so the key
+    (the per-query output file's name) does not depend on which settings are the defaults,
+    and two ablations that land on the same setting share one set of runs."""
+
+    ranker: Literal["ppr", "salsa"]
+    weighting: Literal["coverage", "uniform"]
+    hops: Literal["1", "1.5", "2"]
+    seeds_per_query: int
+    sub_queries: int
+    theta: float
+    tau: float
+    beta: float
+    alpha: float
+    orientation: Literal["references", "citing", "both"]
+    age: Literal["current", "query"] = "current"  # the year ages are measured from
+    seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> "WalkConfig":
+        return cls(ranker=settings.ranker, weighting=settings.weighting, hops=settings.hops,
+                   seeds_per_query=settings.seeds_per_query, sub_queries=settings.sub_queries,
+                   theta=settings.theta, tau=settings.tau, beta=settings.beta,
+                   alpha=settings.alpha, orientation=settings.orientation)
+
+    def but(self, **changes: Any) -> "WalkConfig":
+        return replace(self, **changes)
+
+    def key(self) -> str:
+        if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
+            return (f"walk-{self.ranker}-uniform-h{self.hops}-m{self.seeds_per_query}"
+                    f"-L{self.sub_queries}-a{self.alpha:g}-{self.orientation}-seeds_{self.seeds}")
+        return (f"walk-{self.ranker}-h{self.hops}-m{self.seeds_per_query}-L{self.sub_queries}"
+                f"-th{self.theta:g}-tau{self.tau:g}-b{self.beta:g}-a{self.alpha:g}"
+                f"-{self.orientation}-age_{self.age}-seeds_{self.seeds}")
+
+    def search_settings(self, base: SearchSettings, depth: int) -> SearchSettings:
+        return base.model_copy(update={
+            "ranker": self.ranker, "weighting": self.weighting, "hops": self.hops,
+            "seeds_per_query": self.seeds_per_query, "sub_queries": self.sub_queries,
+            "theta": self.theta, "tau": self.tau, "beta": self.beta, "alpha": self.alpha,
+            "orientation": self.orientation, "k": depth,
+        })
+
+
+def lucene_text(query: str) -> str:
+    """The query as plain Lucene terms: lower case (so AND/OR/NOT are words, not operators;
+    the analyzer lower-cases anyway) with the syntax characters escaped."""
+    return escape_lucene(query.lower())
+
+
+def bm25_system(graph: Graph, depth: int) -> System:
+    def search(query: BenchQuery) -> SystemRun:
+        started = time.perf_counter()
+        rows = graph.read("search_papers_fulltext", query=lucene_text(query.text),
+                          limit=depth, excluded=[query.source_id])
+        return SystemRun([r["id"] for r in rows], [float(r["score"]) for r in rows],
+                         time.perf_counter() - started)
+    return search
+
+
+def dense_system(index: DenseIndex, encoder: MiniLmEncoder, depth: int) -> System:
+    def search(query: BenchQuery) -> SystemRun:
+        started = time.perf_counter()
+        vector = encoder.encode([paper_text(query.text, "")])[0]
+        hits = index.search(vector, depth, [query.source_id])
+        return SystemRun([h for h, _ in hits], [s for _, s in hits],
+                         time.perf_counter() - started)
+    return search
+
+
+def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
+                base: SearchSettings, depth: int,
+                seeds_for: Callable[[BenchQuery], list[str]] | None = None) -> System:
+    """The evidence-graph pipeline with `config`; `seeds_for` supplies replacement seeds
+    (the corruption test) instead of the plan and seed search."""
+    params = config.search_settings(base, depth)
+
+    def search(query: BenchQuery) -> SystemRun:
+        request = SearchRequest(
+            query=query.text, params=params,
+            reference_year=query.year if config.age == "query" else None,
+            exclude=[query.source_id],
+            seed_override=seeds_for(query) if seeds_for else None,
+        )
+        started = time.perf_counter()
+        result = run_search(graph, backends, request)
+        return SystemRun(
+            ranking=[r.id for r in result.results], scores=[r.score for r in result.results],
+            seconds=time.perf_counter() - started, run_id=result.run_id, plan=result.plan,
+            seeds=list(dict.fromkeys(s.paper_id for s in result.seeds)),
+            counts=result.counts, timings=result.timings, usage=result.usage,
+            backends=result.backends,
+        )
+    return search
+
+
+def fuse_rankings(rankings: list[list[str]], depth: int) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion: score(p) = sum over lists of 1 / (RRF_K + rank of p); best
+    first, ties by id."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, paper in enumerate(dict.fromkeys(ranking), start=1):
+            scores[paper] = scores.get(paper, 0.0) + 1.0 / (RRF_K + rank)
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return ordered[:depth]

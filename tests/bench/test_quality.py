@@ -1,0 +1,125 @@
+"""The quality benchmark end to end on a small real corpus: every system, the ablations and
+the corruption test on two queries, the report, and resuming without rerunning anything."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from crase.bench.quality import DatasetSpec, Options, run_quality
+from crase.bench.systems import BenchQuery, bm25_system
+from crase.graph import Graph
+from crase.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+
+
+def load_fixture(graph: Graph, query_count: int = 2, cap: int = 140) -> list[dict]:
+    """The first sample queries' source papers, their references and then neighbours,
+    breadth-first, up to `cap` papers, with every citation among them."""
+    papers = {r["id"]: r for r in map(json.loads, (SAMPLE / "papers.jsonl").open())}
+    with (SAMPLE / "citations.csv").open() as handle:
+        edges = [(row["citing_id"], row["cited_id"]) for row in csv.DictReader(handle)]
+    queries = [json.loads(line) for line in (SAMPLE / "queries.jsonl").open()][:query_count]
+    keep = [p for p in dict.fromkeys([q["source_paper_id"] for q in queries]
+                                     + [r for q in queries for r in q["relevant_ids"]])
+            if p in papers]
+    neighbours: dict[str, list[str]] = {}
+    for u, v in edges:
+        neighbours.setdefault(u, []).append(v)
+        neighbours.setdefault(v, []).append(u)
+    for paper in list(keep):
+        keep += [n for n in neighbours.get(paper, []) if n not in keep and n in papers]
+        if len(keep) >= cap:
+            break
+    chosen = set(keep[:cap])
+    rows = [papers[p] for p in sorted(chosen)]
+    inside = [list(e) for e in edges if e[0] in chosen and e[1] in chosen]
+    with graph.driver.session() as session:
+        session.run("UNWIND $rows AS r CREATE (:Paper {id: r.id, title: r.title, "
+                    "abstract: r.abstract, year: r.year, authors: r.authors})",
+                    rows=rows).consume()
+        session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
+                    "CREATE (u)-[:CITES]->(v)", edges=inside).consume()
+    return queries
+
+
+def write_queries(queries: list[dict], folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    path = folder / "queries.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    return path
+
+
+def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
+                                              tmp_path: Path) -> None:
+    queries = load_fixture(graph)
+    path = write_queries(queries, tmp_path / "fixture")
+    spec = DatasetSpec("fixture", path, settings.database)
+    out = tmp_path / "report"
+    options = Options(ablations=True, corruption=True, subset=1)
+
+    report = run_quality(settings, [spec], out, options, command="crase bench quality ...")
+
+    results = json.loads((out / "results.json").read_text())
+    data = results["datasets"]["fixture"]
+    assert data["queries"] == 2 and data["subset"] == 1
+    systems = [entry["system"] for entry in data["main"]]
+    assert systems == ["bm25", "dense", "ppr-unweighted", "crase-ppr", "crase-salsa",
+                       "recency", "hybrid"]
+    for entry in data["main"]:
+        metrics = entry["metrics"]
+        assert metrics["failed"] == 0 and metrics["missing"] == 0, entry["system"]
+        recalls = [metrics["recall"][str(k)] for k in (5, 10, 20, 30, 40, 50)]
+        assert recalls == sorted(recalls) and 0 <= recalls[-1] <= 1
+    # Citations are the ground truth here, so the walks must find some of them.
+    crase = next(e for e in data["main"] if e["system"] == "crase-ppr")
+    assert crase["metrics"]["recall"]["50"] > 0
+    assert crase["cost"]["cold_calls_mean"] > crase["cost"]["nodes_mean"]
+    unweighted = next(e for e in data["main"] if e["system"] == "ppr-unweighted")
+    assert unweighted["cost"]["cold_calls_mean"] == 1  # the plan; no claims, no Delta
+
+    assert set(data["ablations"]) >= {"hop radius", "seeds per sub-query m", "tau", "beta",
+                                      "orientation"}
+    hops = {row["value"]: row for row in data["ablations"]["hop radius"]}
+    assert hops["1.5"]["shipped"] and hops["1.5"]["relative_cost"] == pytest.approx(1.0)
+    # Same nodes for 1 and 1.5 hops; 1.5 adds the edges among the neighbours.
+    assert hops["1"]["cost"]["nodes_median"] == hops["1.5"]["cost"]["nodes_median"]
+    assert hops["1"]["cost"]["edges_median"] <= hops["1.5"]["cost"]["edges_median"]
+    assert hops["2"]["cost"]["nodes_median"] >= hops["1.5"]["cost"]["nodes_median"]
+    seeds = {row["seeds"]: row for row in data["corruption"]}
+    assert set(seeds) == {"clean seeds", "lexically similar distractors", "random papers"}
+
+    text = report.read_text()
+    assert "| Crase-PPR |" in text and "#### hop radius" in text and "Seed corruption" in text
+    assert (out / "curves_fixture.png").stat().st_size > 1000
+    assert (out / "corruption_fixture.png").is_file()
+    per_query = list(csv.DictReader((out / "per_query_fixture.csv").open()))
+    assert {row["system"] for row in per_query} >= {"bm25", "crase-ppr", "hybrid"}
+
+    # Corrupted runs used as many seeds as the clean run, none of them relevant.
+    clean = [json.loads(x) for x in (out / "runs" / "fixture" /
+                                     f"{crase['key']}.jsonl").open()]
+    distractor_file = next((out / "runs" / "fixture").glob("*seeds_distractor.jsonl"))
+    distractor = json.loads(distractor_file.read_text().splitlines()[0])
+    relevant = set(queries[0]["relevant_ids"])
+    assert len(distractor["seeds"]) == len(clean[0]["seeds"])
+    assert not set(distractor["seeds"]) & relevant
+    assert distractor["plan"] == []
+
+    # Resuming: nothing left to run, so no output file grows.
+    sizes = {p: p.stat().st_size for p in (out / "runs").rglob("*.jsonl")}
+    run_quality(settings, [spec], out, options, command="crase bench quality ...")
+    assert {p: p.stat().st_size for p in (out / "runs").rglob("*.jsonl")} == sizes
+
+
+def test_bm25_never_returns_the_source_paper(graph: Graph) -> None:
+    queries = load_fixture(graph, query_count=1)
+    source = queries[0]["source_paper_id"]
+    title = graph.read("read_papers", ids=[source])[0]["title"]
+    query = BenchQuery("q", title + " AND (OR) NOT: ~*", frozenset({"x"}), source, 2003)
+    ranking = bm25_system(graph, 50)(query).ranking
+    assert ranking and source not in ranking
