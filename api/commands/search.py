@@ -89,26 +89,38 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
           f"{c['nodes_dropped']} papers")
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
     print("Plan: " + " | ".join(result.plan))
+    sub_queries = {}
+    for seed in result.seeds:
+        sub_queries.setdefault(seed.paper_id, f"sub-query {seed.sub_query_index + 1}")
     print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  title")
     for paper in result.results:
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
               f"{paper.title[:90]}")
-        print(f"{'':>30}{describe_evidence(paper)}")
+        for line in describe_evidence(paper, sub_queries.get(paper.id)):
+            print(f"{'':>30}{line}")
     total = sum(result.timings.values())
     print(f"Time {total:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
     print(f"Open it in Neo4j Browser ({settings.database.browser_url()}):\n  "
           f"{browser_query(result.run_id)}")
 
 
-def describe_evidence(paper: "RankedPaper") -> str:
+def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
+    """Two short lines: how the walk reached the paper, and its best-grounded edge."""
     ev = paper.evidence
     if ev.seed:
-        return "seed"
-    if not ev.path:
-        return "reached by the walk"
-    last = ev.path[-1]
-    hop = f"{len(ev.path)} hop{'s' if len(ev.path) > 1 else ''} from seed {ev.reached_from}"
-    return f"{hop}; last edge {last.citing}->{last.cited} delta={last.delta:.2f}"
+        how = f"seed (found by {seeded_by})" if seeded_by else "seed"
+    elif ev.path:
+        hops = len(ev.path)
+        how = f"{hops} hop{'s' if hops > 1 else ''} from seed {ev.reached_from}"
+    else:
+        how = "reached by the walk"
+    edges = [e for e in ev.edges() if e.citing_claim]
+    if not edges:
+        return [how]
+    best = max(edges, key=lambda e: e.delta)
+    return [f"{how}; strongest edge {best.citing} -> {best.cited} (Delta {best.delta:.2f})",
+            f"  \"{best.citing_claim[:70]}\" grounded by \"{best.cited_claim[:70]}\" "
+            f"({best.support:.2f})"]
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
