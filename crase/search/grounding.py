@@ -2,8 +2,9 @@
 
 Claims are extracted once per (paper, extractor). An edge is scored once per (scorer name,
 version); its matrix stays on the edge, and Delta at a run's theta is computed from it in
-the database, so a run with another theta never calls the scorer again. Both steps work in batches and write
-each batch before the next one, so an interrupted run resumes where it stopped.
+the database, so a run with another theta never calls the scorer again. Both steps work
+in batches and write each batch before the next one, so an interrupted run resumes where
+it stopped.
 """
 
 from collections.abc import Callable, Iterator
