@@ -21,10 +21,11 @@ from neo4j import GraphDatabase
 from crase.api.auth import API_KEY_HEADER, require_api_key
 from crase.api.routes.analyst import AnalystController
 from crase.api.routes.health import health
+from crase.api.routes.ideas import IdeaController
 from crase.api.routes.papers import PaperController
 from crase.api.routes.runs import RunController
 from crase.api.routes.searches import SearchController
-from crase.api.runs import BackendsFactory, RunRegistry
+from crase.api.runs import BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.database import Neo4jServer
 from crase.errors import (
     AnalystQueryInvalid,
@@ -44,6 +45,7 @@ from crase.errors import (
     SettingsError,
 )
 from crase.graph import Graph
+from crase.idea.backends import build_idea_backends
 from crase.search.backends import build_search_backends
 from crase.settings import Settings
 
@@ -127,10 +129,11 @@ def provide(value: Any) -> Provide:
 
 
 def create_app(settings: Settings, graph: Graph | None = None,
-               build_backends: BackendsFactory | None = None) -> Litestar:
+               build_backends: BackendsFactory | None = None,
+               build_idea: IdeaBackendsFactory | None = None) -> Litestar:
     """The app. Needs at least one API key in `settings.api.api_keys` (`crase serve`
-    provides one on loopback). `graph` and `build_backends` default to a connection from
-    `settings.database` and the configured backends."""
+    provides one on loopback). `graph` and the backend factories default to a connection
+    from `settings.database` and the configured backends."""
     keys = [key for key in settings.api.api_keys if key]
     if not keys:
         raise SettingsError("the HTTP API needs at least one key in api.api_keys "
@@ -138,9 +141,10 @@ def create_app(settings: Settings, graph: Graph | None = None,
     owns_graph = graph is None
     graph = graph or connect_graph(settings)
     registry = RunRegistry(graph, build_backends or (lambda: build_search_backends(settings)),
-                           settings.api.search_workers, settings.api.runs_in_memory)
+                           settings.api.search_workers, settings.api.runs_in_memory,
+                           build_idea or (lambda: build_idea_backends(settings)))
     protected = Router(path="/", guards=[require_api_key], route_handlers=[
-        SearchController, RunController, PaperController, AnalystController])
+        SearchController, RunController, PaperController, AnalystController, IdeaController])
     return Litestar(
         route_handlers=[health, protected],
         dependencies={"graph": provide(graph), "registry": provide(registry),
@@ -161,7 +165,8 @@ def connect_graph(settings: Settings) -> Graph:
     database = settings.database
     password = database.password or Neo4jServer(database).password()
     driver = GraphDatabase.driver(database.bolt_uri(), auth=(database.user, password),
-                                  max_transaction_retry_time=settings.api.database_retry_s)
+                                  max_transaction_retry_time=settings.api.database_retry_s,
+                                  notifications_min_severity="OFF")
     return Graph(driver, database.database)
 
 

@@ -97,7 +97,7 @@ def bibtex_entry(run_id: str, paper: dict[str, Any]) -> str:
         ("doi", paper.get("doi")),
         ("eprint", paper.get("arxiv_id")),
         ("archivePrefix", "arXiv" if paper.get("arxiv_id") else None),
-        ("note", f"Crase run {run_id}, rank {paper['rank']}, score {paper['score']:.6g}"),
+        ("note", provenance(run_id, paper)),
     ]
     body = ",\n".join(f"  {name} = {{{bibtex_value(value)}}}" for name, value in fields
                       if value not in (None, ""))
@@ -136,6 +136,12 @@ def braces_balance(text: str) -> bool:
     return depth == 0
 
 
+def provenance(run_id: str, paper: dict[str, Any]) -> str:
+    # Idea runs rank without a score; searches have both.
+    score = f", score {paper['score']:.6g}" if paper.get("score") is not None else ""
+    return f"Crase run {run_id}, rank {paper['rank']}{score}"
+
+
 # RIS ----------------------------------------------------------------------------------------
 def to_ris(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
     return "".join(ris_entry(record["id"], paper) for paper in results)
@@ -149,7 +155,7 @@ def ris_entry(run_id: str, paper: dict[str, Any]) -> str:
     lines += [("PY", paper.get("year")), ("JO", journal), ("DO", paper.get("doi")),
               ("AB", paper.get("abstract")),
               ("N1", f"arXiv:{paper['arxiv_id']}" if paper.get("arxiv_id") else None),
-              ("N1", f"Crase run {run_id}, rank {paper['rank']}, score {paper['score']:.6g}")]
+              ("N1", provenance(run_id, paper))]
     text = "".join(f"{tag}  - {' '.join(str(value).split())}\r\n" for tag, value in lines
                    if value not in (None, ""))
     return text + "ER  - \r\n\r\n"

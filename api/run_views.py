@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from crase.api.runs import FINISHED, SEARCH_STAGES, TrackedRun
-from crase.errors import RunNotFinished, RunNotFound
+from crase.errors import InvalidRequest, RunNotFinished, RunNotFound
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity
 
@@ -37,8 +37,9 @@ def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
 def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     """Progress of a run this server does not track, from the timings it recorded."""
     timings = record["timings"]
+    known = SEARCH_STAGES if record["kind"] == "search" else ()
     stages = {name: {"state": "done" if name in timings else "pending", "done": None,
-                     "total": None} for name in (*SEARCH_STAGES, *timings)}
+                     "total": None} for name in (*known, *timings)}
     return {"stage": None, "stages": stages}
 
 
@@ -98,6 +99,9 @@ def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dic
     """Every paper the run considered and the citation edges among them, each edge with
     Delta at the run's theta and whether it was retained (or why it was pruned)."""
     record = require_finished(graph, run_id, tracked)
+    if record["kind"] != "search":
+        raise InvalidRequest(f"run {run_id} is an {record['kind']} run; the evidence graph "
+                             f"belongs to searches (an idea run's record: /ideas/{run_id}/audit)")
     params = record["params"].get("params", {})
     theta, tau = float(params.get("theta", 0.0)), float(params.get("tau", 0.0))
     scorer, version = split_backend(record["backends"].get("entailment", ""))

@@ -1,15 +1,14 @@
-"""Background runs of the HTTP API: a queue of searches served by worker threads.
+"""Background runs of the HTTP API: a queue of runs served by worker threads.
 
-The pipeline is synchronous, so each search runs in a worker thread; `api.search_workers`
-of them run at once and the rest wait, queued. The registry keeps each run's live state
-(status, the stage it is in, per-stage progress) in memory while the server lives; the
-pipeline itself records the run on its Run node (status, plan, counts, timings, results),
-so a finished run can still be read after a restart.
+The pipelines are synchronous, so each run (a search or an idea run) goes to a worker
+thread; `api.search_workers` of them run at once and the rest wait, queued. The registry
+keeps each run's live state (status, the stage it is in, per-stage progress) in memory
+while the server lives; the pipeline itself records the run on its Run node (status,
+plan, counts, timings, results), so a finished run can still be read after a restart.
 
-Each worker thread builds its own search backends on its first run: the offline
-entailment scorer keeps an embedding cache that is not safe to share between threads,
-and a backend's usage counters then belong to one run at a time, so every run's recorded
-model usage is its own.
+Each worker thread builds its own backends on its first run of a kind: a backend's usage
+counters then belong to one run at a time, so every run's recorded model usage is its
+own, and no backend cache is shared between threads.
 """
 
 import logging
@@ -22,8 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from crase.errors import CraseError, RunCancelled, RunNotCancellable
+from crase.errors import CraseError, RunCancelled, RunNotCancellable, SettingsError
 from crase.graph import Graph
+from crase.idea.backends import IdeaBackends
+from crase.idea.pipeline import run_idea
+from crase.idea.request import IdeaRequest
 from crase.search.audit import RunRecorder
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
@@ -62,8 +64,7 @@ class TrackedRun:
     submitted: str = field(default_factory=now_iso)
     status: RunStatus = "queued"
     stage: str | None = None
-    stages: dict[str, StageProgress] = field(
-        default_factory=lambda: {name: StageProgress() for name in SEARCH_STAGES})
+    stages: dict[str, StageProgress] = field(default_factory=dict)
     error: str | None = None
     cancel_requested: threading.Event = field(default_factory=threading.Event)
     future: Future[None] | None = None
@@ -76,6 +77,13 @@ class TrackedRun:
         self.stage = names[position] if position < len(names) else None
         if self.stage is not None:
             self.stages[self.stage].state = "running"
+
+    def enter_stage(self, name: str) -> None:
+        """A pipeline that names its stages as it enters them (the idea workflow)."""
+        if self.stage is not None:
+            self.stages[self.stage].state = "done"
+        self.stage = name
+        self.stages.setdefault(name, StageProgress()).state = "running"
 
     def report(self, stage: str, done: int, total: int) -> None:
         progress = self.stages.setdefault(stage, StageProgress(state="running"))
@@ -93,13 +101,16 @@ class TrackedRun:
 
 
 BackendsFactory = Callable[[], SearchBackends]
+IdeaBackendsFactory = Callable[[], IdeaBackends]
 
 
 class RunRegistry:
     def __init__(self, graph: Graph, build_backends: BackendsFactory, workers: int,
-                 keep: int = 1000) -> None:
+                 keep: int = 1000, build_idea_backends: IdeaBackendsFactory | None = None,
+                 ) -> None:
         self.graph = graph
         self.build_backends = build_backends
+        self.build_idea_backends = build_idea_backends
         self.keep = keep
         self.executor = ThreadPoolExecutor(max_workers=workers,
                                            thread_name_prefix="crase-search")
@@ -110,11 +121,22 @@ class RunRegistry:
     # submitting and reading -----------------------------------------------------------
     def submit_search(self, request: SearchRequest) -> TrackedRun:
         run = TrackedRun(id=uuid.uuid4().hex[:12], kind="search", query=request.query,
+                         params=request.model_dump(mode="json"),
+                         stages={name: StageProgress() for name in SEARCH_STAGES})
+        return self._submit(run, lambda: self._execute_search(run, request))
+
+    def submit_idea(self, request: IdeaRequest) -> TrackedRun:
+        if self.build_idea_backends is None:
+            raise SettingsError("this server was started without the idea workflow")
+        run = TrackedRun(id=uuid.uuid4().hex[:12], kind="idea", query=request.idea,
                          params=request.model_dump(mode="json"))
+        return self._submit(run, lambda: self._execute_idea(run, request))
+
+    def _submit(self, run: TrackedRun, work: Callable[[], None]) -> TrackedRun:
         with self.lock:
             self.runs[run.id] = run
             self._forget_old_runs()
-        run.future = self.executor.submit(self._execute_search, run, request)
+        run.future = self.executor.submit(work)
         run.future.add_done_callback(lambda future: self._note_crash(run, future))
         return run
 
@@ -160,6 +182,34 @@ class RunRegistry:
             run.finish("failed", f"{type(err).__name__}: {err}")
         else:
             run.finish("done")
+
+    def _execute_idea(self, run: TrackedRun, request: IdeaRequest) -> None:
+        if run.cancel_requested.is_set():
+            self._record_cancelled_before_start(run)
+            return
+        run.status = "running"
+        try:
+            backends = self._thread_idea_backends()
+            result = run_idea(self.graph, backends, request, run_id=run.id,
+                              progress=run.enter_stage,
+                              should_cancel=run.cancel_requested.is_set)
+        except RunCancelled as err:
+            run.finish("cancelled", str(err))
+        except CraseError as err:
+            run.finish("failed", f"{type(err).__name__}: {err}")
+        else:
+            # A ranking failure is an answer, not an exception: the run is 'failed' with
+            # its outcome and the reason in the audit.
+            run.finish("done" if result.status == "done" else "failed",
+                       None if result.status == "done" else f"outcome {result.outcome}")
+
+    def _thread_idea_backends(self) -> IdeaBackends:
+        assert self.build_idea_backends is not None
+        backends: IdeaBackends | None = getattr(self.local, "idea_backends", None)
+        if backends is None:
+            backends = self.build_idea_backends()
+            self.local.idea_backends = backends
+        return backends
 
     def _stage_boundary(self, run: TrackedRun) -> bool:
         if run.cancel_requested.is_set():

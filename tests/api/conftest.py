@@ -9,16 +9,25 @@ from litestar.testing import TestClient
 
 from crase.api.app import create_app
 from crase.graph import Graph
-from crase.settings import ApiSettings, Settings
+from crase.settings import ApiSettings, ProviderSettings, Settings
 from tests.api.corpus import QUERY, fixture_corpus
 
 API_KEY = "test-key-for-the-api-tests"
 
 
+# Nothing in these tests may reach past loopback: providers are off, and their addresses
+# point at a closed local port all the same.
+CLOSED = "http://127.0.0.1:9"
+
+
 def api_settings_for(settings: Settings, **api: Any) -> Settings:
     values = {"api_keys": [API_KEY], "search_workers": 1, "analyst_timeout_s": 2.0,
               "analyst_row_limit": 50, **api}
-    return settings.model_copy(update={"api": ApiSettings(**values)})
+    providers = ProviderSettings(enabled=False, semantic_scholar_url=CLOSED,
+                                 crossref_url=CLOSED, arxiv_url=CLOSED)
+    idea = settings.idea.model_copy(update={"use_providers": False, "arxiv_pdf_url": CLOSED})
+    return settings.model_copy(update={"api": ApiSettings(**values), "providers": providers,
+                                       "idea": idea})
 
 
 @pytest.fixture

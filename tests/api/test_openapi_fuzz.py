@@ -27,6 +27,7 @@ OPERATIONS = {
     "POST /searches", "GET /runs/{run_id}", "GET /runs/{run_id}/graph",
     "POST /runs/{run_id}/cancel", "GET /runs/{run_id}/export", "GET /papers",
     "GET /papers/{paper_id}", "POST /papers/batch", "POST /analyst/cypher", "GET /health",
+    "POST /ideas", "GET /ideas/{run_id}/audit",
 }
 
 
