@@ -39,7 +39,7 @@ CATEGORIES = ["hep-th", "hep-ph", "gr-qc", "astro-ph.CO", "cond-mat.str-el", "qu
 
 
 def make_vocabulary(rng: np.random.Generator, size: int = 6000) -> NDArray[np.str_]:
-    words = set()
+    words: set[str] = set()
     while len(words) < size:
         parts = rng.choice(SYLLABLES, size=rng.integers(2, 5))
         words.add("".join(parts))

@@ -106,23 +106,11 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
         corpus = ValidatedCorpus(
             files, rejects, settings.ingest, batch_size or settings.ingest.batch_size,
             resolve=lambda ids: find_existing_ids(graph, ids),
-            done_lines={name: p.line for name, p in checkpoint.files.items()},
-        )
+            done_lines={name: p.line for name, p in checkpoint.files.items()})
         restore_counts(corpus, checkpoint)
-        show = show_progress and settings.ingest.progress
-        started = time.monotonic()
-        report.papers_written = write_batches(
-            graph, "merge_papers", corpus.paper_batches(), paper_rows, files.papers.name,
-            checkpoint,
-            checkpoint_path, corpus, bar(files.papers, "papers", checkpoint, show))
-        report.papers_seconds = time.monotonic() - started
-        if files.citations is not None:
-            started = time.monotonic()
-            report.citations_written = write_batches(
-                graph, "merge_citations", corpus.edge_batches(), edge_rows,
-                files.citations.name, checkpoint,
-                checkpoint_path, corpus, bar(files.citations, "citations", checkpoint, show))
-            report.citations_seconds = time.monotonic() - started
+        write_corpus(graph, corpus, Progress(checkpoint, checkpoint_path,
+                                             show_progress and settings.ingest.progress),
+                     report)
     finally:
         rejects.close()
     checkpoint.completed = True
@@ -131,6 +119,35 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
     report.graph_after = checkpoint.graph_after
     fill_counts(report, checkpoint)
     return report
+
+
+@dataclass
+class Progress:
+    """Where the load records its progress: the checkpoint file and the bars."""
+
+    checkpoint: Checkpoint
+    path: Path
+    show: bool
+
+    def bar(self, file: Path, label: str) -> ProgressBar:
+        done = self.checkpoint.files.get(file.name)
+        return ProgressBar(label, file.stat().st_size, enabled=self.show,
+                           start_position=done.offset if done else 0)
+
+
+def write_corpus(graph: Graph, corpus: ValidatedCorpus, progress: Progress,
+                 report: LoadReport) -> None:
+    files = corpus.files
+    started = time.monotonic()
+    report.papers_written = write_batches(graph, "merge_papers", corpus.paper_batches(),
+                                          paper_rows, files.papers, corpus, progress, "papers")
+    report.papers_seconds = time.monotonic() - started
+    if files.citations is not None:
+        started = time.monotonic()
+        report.citations_written = write_batches(graph, "merge_citations",
+                                                 corpus.edge_batches(), edge_rows,
+                                                 files.citations, corpus, progress, "citations")
+        report.citations_seconds = time.monotonic() - started
 
 
 def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
@@ -157,11 +174,6 @@ def restore_counts(corpus: ValidatedCorpus, checkpoint: Checkpoint) -> None:
             counts.rejected = checkpoint.counts.get(f"{name}_rejected", 0)
 
 
-def bar(path: Path, label: str, checkpoint: Checkpoint, show: bool) -> ProgressBar:
-    start = checkpoint.files[path.name].offset if path.name in checkpoint.files else 0
-    return ProgressBar(label, path.stat().st_size, enabled=show, start_position=start)
-
-
 def paper_rows(papers: list[Paper]) -> list[dict[str, Any]]:
     return [{"id": paper.id, "props": paper.graph_properties()} for paper in papers]
 
@@ -175,22 +187,22 @@ def edge_rows(edges: list[EdgeRow]) -> list[dict[str, Any]]:
 
 
 def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
-                  to_rows: Callable[[list[RowT]], list[dict[str, Any]]], file: str,
-                  checkpoint: Checkpoint, checkpoint_path: Path, corpus: ValidatedCorpus,
-                  progress: ProgressBar) -> int:
+                  to_rows: Callable[[list[RowT]], list[dict[str, Any]]], file: Path,
+                  corpus: ValidatedCorpus, progress: Progress, label: str) -> int:
     """Write every live batch, checkpointing after each commit; returns rows written."""
     written = 0
+    bar = progress.bar(file, label)
     for batch in batches:
         if batch.replay:
             continue
         if batch.rows:
             graph.write(query, rows=to_rows(batch.rows))
             written += len(batch.rows)
-        record_batch(checkpoint, batch, corpus)
-        checkpoint.save(checkpoint_path)
-        progress.update(batch.end_offset, written)
-    checkpoint.progress(file).done = True
-    progress.close()
+        record_batch(progress.checkpoint, batch, corpus)
+        progress.checkpoint.save(progress.path)
+        bar.update(batch.end_offset, written)
+    progress.checkpoint.progress(file.name).done = True
+    bar.close()
     return written
 
 

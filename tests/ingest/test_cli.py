@@ -20,8 +20,8 @@ def test_load_command(graph: Graph, database_settings: DatabaseSettings, tmp_pat
     monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
     monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
     generate(tmp_path / "corpus", papers=200, edges=1500, seed=5)
-    with (tmp_path / "corpus" / "citations.csv").open("a") as out:
-        out.write("gen0000001,gen0000001\n")
+    with (tmp_path / "corpus" / "citations.csv").open("a") as edges:
+        edges.write("gen0000001,gen0000001\n")
 
     assert main(["load", str(tmp_path / "corpus"), "--batch-size", "400"]) == 0
     out, err = capsys.readouterr()

@@ -95,5 +95,6 @@ def test_introductions_are_stored_on_the_papers(graph: Graph, tmp_path: Path) ->
     written, failures = store_intros(graph, {"w1": good, "w2": bare, "w3": broken})
     assert written == 1 and set(failures) == {"w2", "w3"}
     with graph.driver.session(database=graph.database) as session:
-        intro = session.run("MATCH (p:Paper {id: 'w1'}) RETURN p.intro AS i").single()["i"]
+        record = session.run("MATCH (p:Paper {id: 'w1'}) RETURN p.intro AS i").single(strict=True)
+    intro = record["i"]
     assert intro.startswith("This paper studies widgets.") and "Model" not in intro

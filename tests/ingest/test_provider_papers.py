@@ -56,11 +56,11 @@ def test_papers_and_neighbours_are_merged(graph: Graph, server: ReplayServer,
                                              "s2:c000000400000000000000000000000000000000"]
 
     with graph.driver.session(database=graph.database) as session:
-        known = session.run("MATCH (p:Paper {id: '0101001'}) RETURN p").single()["p"]
+        known = session.run("MATCH (p:Paper {id: '0101001'}) RETURN p").single(strict=True)["p"]
         cited = session.run("MATCH (:Paper {id: '0101001'})-[:CITES]->(q) "
-                            "RETURN collect(q.id) AS ids").single()["ids"]
+                            "RETURN collect(q.id) AS ids").single(strict=True)["ids"]
         citing = session.run("MATCH (q)-[:CITES]->(:Paper {id: '0101001'}) "
-                             "RETURN count(q) AS n").single()["n"]
+                             "RETURN count(q) AS n").single(strict=True)["n"]
     assert known["title"] == "Corpus title" and known["abstract"] == "Corpus abstract"
     assert known["s2_id"] == CENTRE and known["doi"] == "10.9999/wb.2001.7"
     assert "9501000" in cited and len(cited) == 6 and citing == 10
