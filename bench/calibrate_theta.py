@@ -83,10 +83,8 @@ def threshold_table(positive: FloatArray, negative: FloatArray) -> list[dict[str
     return rows
 
 
-def edge_summary(sample: Sample, theta: float) -> dict[str, float]:
-    deltas = np.array([coverage_affinity(m, theta) for m in sample.matrices])
-    return {"mean_delta": float(deltas.mean()), "pruned_at_tau0": float((deltas == 0).mean()),
-            "deltas": deltas}  # type: ignore[dict-item]
+def edge_deltas(sample: Sample, theta: float) -> FloatArray:
+    return np.array([coverage_affinity(m, theta) for m in sample.matrices])
 
 
 def quantiles(values: FloatArray) -> dict[str, float]:
@@ -110,7 +108,7 @@ def calibrate(folder: Path, edge_count: int, seed: int) -> dict[str, object]:
     edge_table = threshold_table(positive.edge_max, negative.edge_max)
     best_edge_j = max(edge_table, key=lambda r: (r["j"], -r["theta"]))
     theta = best_j["theta"]
-    pos_edges, neg_edges = edge_summary(positive, theta), edge_summary(negative, theta)
+    pos_deltas, neg_deltas = edge_deltas(positive, theta), edge_deltas(negative, theta)
     return {
         "corpus": str(folder), "seed": seed, "seconds": round(elapsed, 1),
         "citation_edges": len(positive.matrices), "non_citing_pairs": len(negative.matrices),
@@ -125,11 +123,11 @@ def calibrate(folder: Path, edge_count: int, seed: int) -> dict[str, object]:
         "theta_f1": best_f1["theta"], "f1": round(best_f1["f1"], 4),
         "theta_edge_youden": best_edge_j["theta"],
         "edge_max_auc": round(auc(positive.edge_max, negative.edge_max), 4),
-        "delta_auc": round(auc(pos_edges["deltas"], neg_edges["deltas"]), 4),
-        "mean_delta_edges": round(pos_edges["mean_delta"], 4),
-        "mean_delta_non_citing": round(neg_edges["mean_delta"], 4),
-        "pruned_tau0_edges": round(pos_edges["pruned_at_tau0"], 4),
-        "pruned_tau0_non_citing": round(neg_edges["pruned_at_tau0"], 4),
+        "delta_auc": round(auc(pos_deltas, neg_deltas), 4),
+        "mean_delta_edges": round(float(pos_deltas.mean()), 4),
+        "mean_delta_non_citing": round(float(neg_deltas.mean()), 4),
+        "pruned_tau0_edges": round(float((pos_deltas == 0).mean()), 4),
+        "pruned_tau0_non_citing": round(float((neg_deltas == 0).mean()), 4),
     }
 
 

@@ -360,7 +360,7 @@ class MiniLmEncoder:
         inner = flat @ layer.up_w
         inner += layer.up_b
         gelu_inplace(inner)
-        out = inner @ layer.down_w
+        out = (inner @ layer.down_w).astype(np.float32, copy=False)  # typing only: no copy
         out += layer.down_b
         out += flat
         return layer_norm(out, layer.out_norm_w, layer.out_norm_b, self.eps)
