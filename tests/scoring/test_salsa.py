@@ -74,3 +74,26 @@ def test_a_seed_that_cites_nothing_restarts_and_scores_stay_finite() -> None:
     assert np.isfinite(scores).all() and scores.sum() == pytest.approx(1.0)
     assert salsa_scores(np.zeros((3, 3)), [0]).sum() == 0.0
     assert salsa_authority(np.zeros((3, 3))).sum() == 0.0
+
+
+def test_personalized_salsa_equals_the_dense_fixed_point_on_a_random_graph() -> None:
+    # One round maps hubs h to  (1 - alpha) C R^T h + (alpha * 1_cites + 1_dangling)^T h * p,
+    # a column-stochastic matrix; the stationary h is its eigenvector for eigenvalue 1.
+    rng = np.random.default_rng(3)
+    n, alpha = 30, 0.2
+    w = np.where(rng.random((n, n)) < 0.08, rng.random((n, n)), 0.0)
+    np.fill_diagonal(w, 0.0)
+    seeds = [0, 4, 7]
+    out_w, in_w = w.sum(1), w.sum(0)
+    r_t = np.divide(w, out_w[:, None], out=np.zeros_like(w), where=out_w[:, None] > 0).T
+    c = np.divide(w, in_w[None, :], out=np.zeros_like(w), where=in_w[None, :] > 0)
+    p = np.zeros(n)
+    p[seeds] = 1 / 3
+    cites = (out_w > 0).astype(float)
+    step = (1 - alpha) * c @ r_t + np.outer(p, alpha * cites + (1 - cites))
+    values, vectors = np.linalg.eig(step)
+    h = np.real(vectors[:, np.argmin(np.abs(values - 1))])
+    h /= h.sum()
+    expected = r_t @ h
+    expected /= expected.sum()
+    np.testing.assert_allclose(personalized_salsa(w, seeds, alpha=alpha), expected, atol=1e-9)
