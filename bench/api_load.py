@@ -30,6 +30,7 @@ import httpx
 
 API_KEY = "api-load-benchmark-key"
 POLL_S = 0.25
+POLL_ATTEMPTS = 3
 FINISHED = {"done", "failed", "cancelled"}
 
 
@@ -106,7 +107,7 @@ async def one_search(client: httpx.AsyncClient, query: dict[str, Any],
         run_id = response.json()["run_id"]
         while time.perf_counter() - started < timeout_s:
             await asyncio.sleep(POLL_S)
-            run = (await client.get(f"/runs/{run_id}")).json()
+            run = await poll_run(client, run_id)
             if run["status"] in FINISHED:
                 latency = time.perf_counter() - started
                 server_s = round(sum(run["timings"].values()), 3) if run["timings"] else None
@@ -118,6 +119,19 @@ async def one_search(client: httpx.AsyncClient, query: dict[str, Any],
     except httpx.HTTPError as err:
         return Outcome(query["query_id"], None, "http_error", time.perf_counter() - started,
                        None, f"{type(err).__name__}: {err}")
+
+
+async def poll_run(client: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """GET /runs/{id}, tried again on a dropped connection: a kept-alive connection the
+    server closes as the client reuses it is a transport race, not an answer (GET is
+    idempotent; a failed POST is never retried)."""
+    for attempt in range(POLL_ATTEMPTS):
+        try:
+            return dict((await client.get(f"/runs/{run_id}")).json())
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            if attempt == POLL_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def fire(base_url: str, queries: list[dict[str, Any]], params: dict[str, Any],
