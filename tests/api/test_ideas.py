@@ -22,16 +22,18 @@ def test_an_idea_run_ends_with_papers_and_an_audit(client: TestClient,
     assert accepted["audit_url"] == f"/ideas/{accepted['run_id']}/audit"
     run = wait_for_run(client, accepted["run_id"], timeout_s=300)
     assert run["kind"] == "idea" and run["query"] == IDEA
-    assert run["status"] in ("done", "failed"), run
+    assert run["status"] == "done" and run["error"] is None, run
+    # Progress follows the stages as the workflow names them, in its order.
     stages = run["progress"]["stages"]
-    assert stages and all(s["state"] == "done" for s in stages.values()) or run["error"]
-    assert set(run["timings"]) >= {"structure", "record"} or run["timings"]
-    if run["status"] == "done":
-        assert 0 < len(run["results"]) <= 5
-        assert [r["rank"] for r in run["results"]] == list(range(1, len(run["results"]) + 1))
-        assert all(r["evidence"]["reason"] for r in run["results"])
-        bibtex = client.get(f"/runs/{run['id']}/export", params={"format": "bibtex"})
-        assert bibtex.status_code == 200 and "rank 1}" in bibtex.text
+    assert list(stages)[0] == "structure" and list(stages)[-1] == "record"
+    assert set(stages) == set(run["timings"])
+    assert all(stage["state"] == "done" for stage in stages.values())
+    assert 0 < len(run["results"]) <= 5
+    assert [r["rank"] for r in run["results"]] == list(range(1, len(run["results"]) + 1))
+    assert all(r["evidence"]["reason"] and r["score"] is None for r in run["results"])
+    assert run["results"][0]["id"].startswith(("tachyon", "orphan"))
+    bibtex = client.get(f"/runs/{run['id']}/export", params={"format": "bibtex"})
+    assert bibtex.status_code == 200 and "rank 1}" in bibtex.text
 
     audit = client.get(accepted["audit_url"])
     assert audit.status_code == 200
@@ -39,9 +41,7 @@ def test_an_idea_run_ends_with_papers_and_an_audit(client: TestClient,
     assert audit.json()["idea"] == IDEA
 
     graph = client.get(f"/runs/{run['id']}/graph")
-    assert graph.status_code in (409, 422)
-    if run["status"] == "done":
-        assert graph.status_code == 422 and "/audit" in graph.json()["detail"]
+    assert graph.status_code == 422 and "/audit" in graph.json()["detail"]
 
 
 def test_unknown_idea_audit_is_404(client: TestClient) -> None:
