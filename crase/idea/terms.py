@@ -65,9 +65,14 @@ def stem(word: str) -> str:
     return word
 
 
+def is_stopword(word: str) -> bool:
+    """A stopword in any inflection ('introduces', 'results'), or a bare number."""
+    return word in STOPWORDS or stem(word) in STOPWORDS or word.isdigit()
+
+
 def content_words(text: str) -> list[str]:
     """Tokens that are not stopwords (nor bare numbers), in order, repeats kept."""
-    return [word for word in tokens(text) if word not in STOPWORDS and not word.isdigit()]
+    return [word for word in tokens(text) if not is_stopword(word)]
 
 
 def content_stems(text: str) -> list[str]:
@@ -86,7 +91,7 @@ def keyphrases(text: str, max_words: int = 4) -> list[str]:
     for chunk in PHRASE_BREAK.split(fold(text)):
         run: list[str] = []
         for word in WORD.findall(chunk):
-            if word in STOPWORDS or word.isdigit():
+            if is_stopword(word):
                 phrases.extend(_pieces(run, max_words))
                 run = []
             else:
