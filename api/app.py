@@ -16,7 +16,6 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
-from neo4j import GraphDatabase
 
 from crase.api.auth import API_KEY_HEADER, require_api_key
 from crase.api.routes.analyst import AnalystController
@@ -26,7 +25,6 @@ from crase.api.routes.papers import PaperController
 from crase.api.routes.runs import RunController
 from crase.api.routes.searches import SearchController
 from crase.api.runs import BackendsFactory, IdeaBackendsFactory, RunRegistry
-from crase.database import Neo4jServer
 from crase.errors import (
     AnalystQueryInvalid,
     AnalystQueryRefused,
@@ -162,12 +160,7 @@ def connect_graph(settings: Settings) -> Graph:
     """Like `Graph.connect`, with a short retry budget: the driver's default retries an
     unreachable database for up to a minute, far too long for an HTTP client to wait for
     its 503."""
-    database = settings.database
-    password = database.password or Neo4jServer(database).password()
-    driver = GraphDatabase.driver(database.bolt_uri(), auth=(database.user, password),
-                                  max_transaction_retry_time=settings.api.database_retry_s,
-                                  notifications_min_severity="OFF")
-    return Graph(driver, database.database)
+    return Graph.connect(settings.database, retry_s=settings.api.database_retry_s)
 
 
 def shutdown_hook(registry: RunRegistry, graph: Graph | None) -> Callable[[], None]:

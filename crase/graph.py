@@ -27,12 +27,15 @@ class Graph:
         self.database = database
 
     @classmethod
-    def connect(cls, settings: DatabaseSettings) -> "Graph":
+    def connect(cls, settings: DatabaseSettings, retry_s: float | None = None) -> "Graph":
+        """`retry_s` caps how long a transaction is retried while the database is away
+        (the driver's default is 30 s; an HTTP handler wants its 503 sooner)."""
         password = settings.password or Neo4jServer(settings).password()
+        options: dict[str, Any] = {} if retry_s is None else {"max_transaction_retry_time": retry_s}
         # Server notifications (unknown property keys on a fresh graph, deprecations) are
         # for query authors, not for users of the tool.
         driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password),
-                                      notifications_min_severity="OFF")
+                                      notifications_min_severity="OFF", **options)
         return cls(driver, settings.database)
 
     def close(self) -> None:

@@ -2,6 +2,7 @@
 entailment -> pruning -> ranking -> evidence, each stage timed and recorded on the Run.
 """
 
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -117,16 +118,21 @@ def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
     timer = StageTimer(should_cancel)
     before = snapshot(backends.usage())
     result = SearchResult(run_id, request.query, [], [], {}, timer.timings, backends.names(), {})
+    status, error = "failed", None
     try:
         _run_stages(graph, backends, request, recorder, timer, result, progress)
+        status, error = "done", None
     except CraseError as err:
         status = "cancelled" if isinstance(err, RunCancelled) else "failed"
-        result.usage = usage_since(before, backends.usage())
-        recorder.close(status, result.plan, result.counts, timer.timings, result.usage,
-                       f"{type(err).__name__}: {err}")
+        error = f"{type(err).__name__}: {err}"
         raise
-    result.usage = usage_since(before, backends.usage())
-    recorder.close("done", result.plan, result.counts, timer.timings, result.usage)
+    finally:
+        # Also on an unexpected error or an interrupt, so no Run stays 'running'.
+        unexpected = sys.exc_info()[1]
+        if status == "failed" and error is None and unexpected is not None:
+            error = f"{type(unexpected).__name__}: {unexpected}"
+        result.usage = usage_since(before, backends.usage())
+        recorder.close(status, result.plan, result.counts, timer.timings, result.usage, error)
     return result
 
 
