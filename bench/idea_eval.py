@@ -18,7 +18,6 @@ Results go to `<var_dir>/bench/idea_eval-<time>.json`.
 
 import argparse
 import json
-import logging
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -115,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--providers", action="store_true", help="probe external providers")
     parser.add_argument("--out", type=Path, help="where to write the JSON summary")
     args = parser.parse_args(argv)
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
     settings = Settings()
     graph = Graph.connect(settings.database)
     try:

@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,18 +55,11 @@ def build_request(args: argparse.Namespace, settings: Settings) -> "IdeaRequest"
         providers=args.providers, params=settings.idea)
 
 
-def quiet_driver_notices() -> None:
-    # The driver logs a notice per query about property keys a corpus lacks (venue, s2_id);
-    # they are expected, and would bury the output.
-    logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
-
-
 def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: the backends load numpy and the embedding model.
     from crase.idea.backends import build_idea_backends, describe_idea_backends
     from crase.idea.pipeline import run_idea
 
-    quiet_driver_notices()
     request = build_request(args, settings)
     backends = build_idea_backends(settings)
     print(f"Using {describe_idea_backends(backends)}", file=sys.stderr)
@@ -117,7 +109,6 @@ def print_result(result: "IdeaResult", settings: Settings) -> None:
 def export_audit(args: argparse.Namespace, settings: Settings) -> int:
     from crase.idea.audit import export_idea_audit
 
-    quiet_driver_notices()
     graph = Graph.connect(settings.database)
     try:
         audit = export_idea_audit(graph, args.run_id)
