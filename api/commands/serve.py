@@ -7,10 +7,6 @@ any other address it refuses to start without keys.
 
 import argparse
 
-import uvicorn
-
-from crase.api.app import create_app
-from crase.api.auth import API_KEY_HEADER, is_loopback, resolve_api_keys
 from crase.settings import Settings
 
 
@@ -27,6 +23,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def serve_api(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: the app pulls in both pipelines, which every other command would
+    # otherwise pay for at start-up.
+    import uvicorn
+
+    from crase.api.app import create_app
+    from crase.api.auth import API_KEY_HEADER, is_loopback, resolve_api_keys
+
     host = args.host or settings.api.host
     port = args.port or settings.api.port
     keys, key_file = resolve_api_keys(settings, host)
