@@ -62,6 +62,8 @@ def run_bulk(settings: Settings, corpus: Path) -> dict[str, Any]:
         "rejects": sum(report.rejects.values()), "seconds": report.load_seconds,
         "papers_per_s": report.papers_per_s, "edges_per_s": report.citations_per_s,
         "phases_s": report.seconds, "import_tool_peak": report.import_tool_peak_memory,
+        "import_tool_edges_per_s": report.citations.accepted / report.seconds["import"]
+        if report.seconds.get("import") else 0.0,
     }
 
 
@@ -88,10 +90,13 @@ def run_one(args: argparse.Namespace) -> None:
     settings = bench_settings(home, args.heap, args.pagecache, args.batch_size)
     try:
         started = time.monotonic()
+        load_before = os.getloadavg()[0]
         runner = run_bulk if args.path == "bulk" else run_incremental
         result = runner(settings, args.corpus)
         result["total_s"] = time.monotonic() - started
         result["loader_peak_rss_mb"] = peak_rss_mb()
+        # Other people's work on the same two cores slows every figure; say how busy it was.
+        result["load_average"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
     finally:
         Neo4jServer(settings.database).stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -124,7 +129,8 @@ def run_child(corpus: Path, path: str, args: argparse.Namespace) -> dict[str, An
 
 def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     print(f"\nserver heap {args.heap}, page cache {args.pagecache}, batch size "
-          f"{args.batch_size}, {os.cpu_count()} CPUs")
+          f"{args.batch_size}, {os.cpu_count()} CPUs; bulk 'load s' = validation + CSV + "
+          "neo4j-admin import, incremental 'load s' = papers + citations")
     print(f"{'corpus':<16} {'path':<12} {'papers':>9} {'edges':>11} {'load s':>8} "
           f"{'papers/s':>9} {'edges/s':>9} {'loader RSS':>11}  other phases")
     for result in results:
@@ -133,8 +139,9 @@ def print_table(results: list[dict[str, Any]], args: argparse.Namespace) -> None
             continue
         phases = ", ".join(f"{name} {seconds:.1f}s" for name, seconds
                            in result["phases_s"].items())
-        extra = f"; import tool peak {result['import_tool_peak']}" \
-            if result.get("import_tool_peak") else ""
+        extra = (f"; neo4j-admin alone {result['import_tool_edges_per_s']:,.0f} edges/s, "
+                 f"peak {result['import_tool_peak']}") if result.get("import_tool_peak") else ""
+        extra += f"; load average {result['load_average'][0]} -> {result['load_average'][1]}"
         print(f"{result['corpus']:<16} {result['path']:<12} {result['papers']:>9,} "
               f"{result['edges']:>11,} {result['seconds']:>8.1f} {result['papers_per_s']:>9,.0f} "
               f"{result['edges_per_s']:>9,.0f} {result['loader_peak_rss_mb']:>8,.0f} MB  "
