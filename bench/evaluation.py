@@ -117,6 +117,7 @@ def summarize_cost(records: list[Record], walk: bool, coverage: bool) -> dict[st
         "queries": len(ok),
         "seconds_median": statistics.median(seconds),
         "seconds_mean": statistics.fmean(seconds),
+        "results_mean": statistics.fmean(len(r["ranking"]) for r in ok),
     }
     if not walk:
         summary.update({"model_calls_mean": 0.0, "cold_calls_mean": 0.0, "tokens_mean": 0.0})

@@ -59,16 +59,17 @@ HYBRID_PARTS = ("crase-ppr", "bm25")
 EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
                  "fusion: crase-ppr + bm25 + dense": ("crase-ppr", "bm25", "dense"),
                  "fusion: bm25 + dense (text only)": ("bm25", "dense")}
-# Ablations vary one setting of the shipped configuration at a time.
-ABLATIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
-    "hop radius": ("hops", ("1", "1.5", "2")),
-    "seeds per sub-query m": ("seeds_per_query", (5, 10, 15, 20)),
-    "tau": ("tau", (0.0, 0.25, 0.5, 0.75)),
-    "beta": ("beta", (0.0, 0.5, 1.0, 2.0)),
-    "theta": ("theta", (0.5, 0.6, 0.7)),
-    "orientation": ("orientation", ("references", "citing", "both")),
-    "ranker": ("ranker", ("ppr", "salsa")),
-    "age reference": ("age", ("current", "query")),
+# Ablations vary one setting of the shipped configuration at a time:
+# name -> (table label, WalkConfig field, values).
+ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
+    "hops": ("hop radius", "hops", ("1", "1.5", "2")),
+    "m": ("seeds per sub-query m", "seeds_per_query", (5, 10, 15, 20)),
+    "tau": ("tau", "tau", (0.0, 0.25, 0.5, 0.75)),
+    "beta": ("beta", "beta", (0.0, 0.5, 1.0, 2.0)),
+    "theta": ("theta", "theta", (0.3, 0.4, 0.5, 0.6)),
+    "orientation": ("orientation", "orientation", ("references", "citing", "both")),
+    "ranker": ("ranker", "ranker", ("ppr", "salsa")),
+    "age": ("age reference", "age", ("current", "query")),
 }
 CORRUPTIONS = ("distractor", "random")
 # The encoder keeps this many sentence vectors in memory: every claim of a 30K-paper corpus,
@@ -87,7 +88,7 @@ class DatasetSpec:
 class Options:
     systems: tuple[str, ...] = MAIN_SYSTEMS
     limit: int | None = None
-    ablations: bool = False
+    ablations: tuple[str, ...] = ()  # names of ABLATIONS to run
     corruption: bool = False
     subset: int = 50
 
@@ -253,7 +254,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
                 jobs.append(Job(2 if system == "ppr-unweighted" else 3, name, config.key(),
                                 "walk", config))
         if options.ablations:
-            for config in ablation_configs(base).values():
+            for config in ablation_configs(base, options.ablations).values():
                 jobs.append(Job(4, name, config.key(), "walk", config, subset_only=True))
         if options.corruption:
             for kind in CORRUPTIONS:
@@ -262,10 +263,13 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
     return sorted(jobs, key=lambda job: job.phase)
 
 
-def ablation_configs(base: WalkConfig) -> dict[tuple[str, Any], WalkConfig]:
+def ablation_configs(base: WalkConfig, names: tuple[str, ...]
+                     ) -> dict[tuple[str, Any], WalkConfig]:
+    """(table label, value) -> setting, for the named ablations in ABLATIONS order."""
     clean = base.but(ranker="ppr")
     return {(label, value): clean.but(**{field_name: value})
-            for label, (field_name, values) in ABLATIONS.items() for value in values}
+            for name, (label, field_name, values) in ABLATIONS.items() if name in names
+            for value in values}
 
 
 def run_jobs(jobs: list[Job], datasets: dict[str, Dataset], store: RunStore,
@@ -352,6 +356,9 @@ def run_quality(settings: Settings, specs: list[DatasetSpec], out: Path, options
     unknown = set(options.systems) - set(MAIN_SYSTEMS)
     if unknown:
         raise EvaluationError(f"unknown systems {sorted(unknown)}; known: {MAIN_SYSTEMS}")
+    unknown = set(options.ablations) - set(ABLATIONS)
+    if unknown:
+        raise EvaluationError(f"unknown ablations {sorted(unknown)}; known: {list(ABLATIONS)}")
     base = WalkConfig.from_settings(settings.search)
     datasets = {spec.name: open_dataset(spec, options) for spec in specs}
     store = RunStore(out / "runs")
@@ -378,7 +385,7 @@ def collect_results(datasets: dict[str, Dataset], store: RunStore, base: WalkCon
         "current_year": date.today().year,
         "depth": DEPTH,
         "options": {"systems": list(options.systems), "limit": options.limit,
-                    "ablations": options.ablations, "corruption": options.corruption,
+                    "ablations": list(options.ablations), "corruption": options.corruption,
                     "subset": options.subset},
         "datasets": {name: dataset_results(data, store, base, options)
                      for name, data in datasets.items()},
@@ -428,7 +435,8 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
         "main": main, "fusions": fusions,
     }
     if options.ablations:
-        result["ablations"], ablation_rows = ablation_results(data, store, base)
+        result["ablations"], ablation_rows = ablation_results(data, store, base,
+                                                              options.ablations)
         rows += ablation_rows
     if options.corruption:
         result["corruption"], corruption_rows = corruption_results(data, store, base)
@@ -446,18 +454,19 @@ def fused(scored: dict[str, Scored], parts: tuple[str, ...]) -> Scored:
                   max(scored[p].missing for p in parts))
 
 
-def ablation_results(data: Dataset, store: RunStore, base: WalkConfig
-                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
+                     names: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     tables: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     clean = base.but(ranker="ppr")
     base_cost: float | None = None
     base_records = store.load(data.spec.name, clean.key())
+    base_scored = Scored.from_records(base_records, data.subset)
     if base_records:
         base_cost = summarize_cost([base_records[q.id] for q in data.subset
                                     if q.id in base_records], walk=True,
                                    coverage=True).get("cold_calls_mean")
-    for (label, value), config in ablation_configs(base).items():
+    for (label, value), config in ablation_configs(base, names).items():
         records = store.load(data.spec.name, config.key())
         subset_records = [records[q.id] for q in data.subset if q.id in records]
         scored = Scored.from_records(records, data.subset)
@@ -465,7 +474,8 @@ def ablation_results(data: Dataset, store: RunStore, base: WalkConfig
         relative = (cost.get("cold_calls_mean", 0.0) / base_cost) if base_cost else None
         tables.setdefault(label, []).append({
             "value": value, "key": config.key(), "shipped": config == clean,
-            "metrics": evaluate(scored), "cost": cost, "relative_cost": relative})
+            "metrics": evaluate(scored), "cost": cost, "relative_cost": relative,
+            "vs_shipped": None if config == clean else compare(scored, base_scored)})
         rows += per_query_rows(scored, f"ablation {label}={value}")
     return tables, rows
 

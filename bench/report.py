@@ -166,10 +166,11 @@ def interval(d: dict[str, Any]) -> str:
 
 
 def cost_table(entries: list[dict[str, Any]]) -> list[str]:
-    rows = ["| System | wall s (median) | wall s (mean) | model calls made (mean) | "
+    rows = ["| System | papers returned (mean) | wall s (median) | wall s (mean) | "
+            "model calls made (mean) | "
             "cold calls 1+\\|V\\|+\\|E\\| (mean) | tokens (mean) | \\|V\\| | \\|E\\| | "
             "retained \\|V\\| | retained \\|E\\| |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for entry in entries:
         c = entry.get("cost")
         if not c or not c.get("queries"):
@@ -177,7 +178,8 @@ def cost_table(entries: list[dict[str, Any]]) -> list[str]:
         sizes = [c.get(f"{name}_median") for name in ("nodes", "edges", "retained_nodes",
                                                       "retained_edges")]
         rows.append(
-            f"| {label_of(entry)} | {c['seconds_median']:.2f} | {c['seconds_mean']:.2f} | "
+            f"| {label_of(entry)} | {c['results_mean']:.1f} | {c['seconds_median']:.2f} | "
+            f"{c['seconds_mean']:.2f} | "
             f"{c['model_calls_mean']:.0f} | {c['cold_calls_mean']:.0f} | "
             f"{c['tokens_mean']:.0f} | "
             + " | ".join("-" if v is None else f"{v:.0f}" for v in sizes) + " |")
@@ -205,20 +207,23 @@ def stage_table(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
-    lines = ["| value | R@20 | R@50 | MAP@20 | MAP@50 | \\|V\\| | \\|E\\| | retained \\|V\\| | "
-             "retained \\|E\\| | cold calls | relative cost | wall s (median) | n |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| value | R@20 | R@50 | MAP@20 | MAP@50 | R@50 minus shipped [95% CI] | "
+             "\\|V\\| | \\|E\\| | retained \\|V\\| | retained \\|E\\| | cold calls | "
+             "relative cost | wall s (median) | n |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         m, c = row["metrics"], row["cost"]
         if not c.get("queries"):
-            lines.append(f"| {row['value']} | not run | | | | | | | | | | | |")
+            lines.append(f"| {row['value']} | not run |" + " |" * 12)
             continue
         relative = "-" if row["relative_cost"] is None else f"{row['relative_cost']:.2f}x"
         r20, r50 = (m["recall"][k_key(row, ("recall", k))] for k in (20, 50))
         m20, m50 = (m["map"][k_key(row, ("map", k))] for k in (20, 50))
         lines.append(
             f"| {row['value']}{' *' if row['shipped'] else ''} | {r20:.4f} | {r50:.4f} | "
-            f"{m20:.4f} | {m50:.4f} | {c['nodes_median']:.0f} | {c['edges_median']:.0f} | "
+            f"{m20:.4f} | {m50:.4f} | "
+            f"{interval(row['vs_shipped']['recall']) if row.get('vs_shipped') else '-'} | "
+            f"{c['nodes_median']:.0f} | {c['edges_median']:.0f} | "
             f"{c['retained_nodes_median']:.0f} | {c['retained_edges_median']:.0f} | "
             f"{c['cold_calls_mean']:.0f} | {relative} | {c['seconds_median']:.2f} | "
             f"{m['queries'] - m['missing']} |")

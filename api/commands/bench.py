@@ -10,6 +10,7 @@ from crase.errors import EvaluationError
 from crase.settings import DatabaseSettings, Settings
 
 SYSTEMS = ("bm25", "dense", "ppr-unweighted", "crase-ppr", "crase-salsa", "recency", "hybrid")
+ABLATIONS = ("hops", "m", "tau", "beta", "theta", "orientation", "ranker", "age")
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -31,8 +32,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     quality.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
                          help="systems of the main table (default: all)")
     quality.add_argument("--limit", type=int, help="only the first N queries of each file")
-    quality.add_argument("--ablations", action="store_true",
-                         help="hop radius, m, tau, beta, theta, orientation, ranker, age")
+    quality.add_argument("--ablations", nargs="*", choices=ABLATIONS, metavar="NAME",
+                         help=f"one-setting-at-a-time ablations on the subset; no name: all "
+                              f"of {', '.join(ABLATIONS)}")
     quality.add_argument("--corruption", action="store_true",
                          help="seed-corruption stress test (distractor and random seeds)")
     quality.add_argument("--subset", type=int, default=50, metavar="N",
@@ -68,7 +70,8 @@ def dataset_specs(args: argparse.Namespace, settings: Settings) -> list:
 def run_quality_bench(args: argparse.Namespace, settings: Settings) -> int:
     from crase.bench.quality import Options, run_quality
 
-    options = Options(systems=tuple(args.systems), limit=args.limit, ablations=args.ablations,
+    ablations = () if args.ablations is None else tuple(args.ablations or ABLATIONS)
+    options = Options(systems=tuple(args.systems), limit=args.limit, ablations=ablations,
                       corruption=args.corruption, subset=args.subset)
     command = shlex.join(["crase", *sys.argv[1:]])
     report = run_quality(settings, dataset_specs(args, settings), args.out, options, command)

@@ -60,7 +60,8 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     path = write_queries(queries, tmp_path / "fixture")
     spec = DatasetSpec("fixture", path, settings.database)
     out = tmp_path / "report"
-    options = Options(ablations=True, corruption=True, subset=1)
+    options = Options(ablations=("hops", "m", "tau", "beta", "orientation"), corruption=True,
+                      subset=1)
 
     report = run_quality(settings, [spec], out, options, command="crase bench quality ...")
 
