@@ -1,7 +1,9 @@
 // 1.5-hop neighbourhood: the seeds, their references and citing papers, and EVERY citation
 // edge among all of those (neighbour-neighbour edges included).
 // Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
-// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id]).
+// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id,
+// scorer, scorer_version, theta, delta] - the last four as stored on the edge, null when
+// unscored, so a warm search reads every edge once).
 UNWIND $seeds AS seedId
 MATCH (s:Paper {id: seedId}) WHERE NOT seedId IN $excluded
 OPTIONAL MATCH (s)-[:CITES]-(n:Paper) WHERE NOT n.id IN $excluded
@@ -9,6 +11,7 @@ WITH collect(DISTINCT s.id) AS seedIds, collect(DISTINCT n.id) AS neighbourIds
 WITH seedIds + [x IN neighbourIds WHERE NOT x IN seedIds] AS ids
 UNWIND ids AS id
 MATCH (a:Paper {id: id})
-OPTIONAL MATCH (a)-[:CITES]->(b:Paper) WHERE b.id IN ids
-WITH ids, collect(CASE WHEN b IS NULL THEN null ELSE [a.id, b.id] END) AS edges
+OPTIONAL MATCH (a)-[r:CITES]->(b:Paper) WHERE b.id IN ids
+WITH ids, collect(CASE WHEN b IS NULL THEN null
+                      ELSE [a.id, b.id, r.scorer, r.scorer_version, r.theta, r.delta] END) AS edges
 RETURN ids AS nodes, edges

@@ -1,6 +1,10 @@
-"""The neighbourhood of the seeds, by radius; each radius is one Cypher file."""
+"""The neighbourhood of the seeds, by radius; each radius is one Cypher file.
 
-from dataclasses import dataclass
+The expansion also returns what is already stored on each edge (scorer, version, theta,
+Delta), so a warm search touches every edge once instead of reading its score again.
+"""
+
+from dataclasses import dataclass, field
 
 from crase.graph import Graph
 
@@ -14,10 +18,24 @@ Edge = tuple[str, str]  # (citing id, cited id)
 
 
 @dataclass(frozen=True)
+class StoredScore:
+    """The score an edge carries from an earlier run, as written by `set_edge_scores`."""
+
+    scorer: str
+    version: str
+    theta: float
+    delta: float
+
+    def answers(self, scorer: str, version: str, theta: float) -> bool:
+        return (self.scorer, self.version, self.theta) == (scorer, version, theta)
+
+
+@dataclass(frozen=True)
 class Neighbourhood:
     seeds: list[str]
     nodes: list[str]
     edges: list[Edge]
+    stored: dict[Edge, StoredScore] = field(default_factory=dict)
 
 
 def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Neighbourhood:
@@ -26,5 +44,10 @@ def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Ne
         return Neighbourhood(seeds=[], nodes=[], edges=[])
     nodes = rows[0]["nodes"]
     present = set(nodes)
-    edges = sorted({(a, b) for a, b in rows[0]["edges"]})
-    return Neighbourhood([s for s in seeds if s in present], nodes, edges)
+    stored = {}
+    for citing, cited, scorer, version, theta, delta in rows[0]["edges"]:
+        if None not in (scorer, version, theta, delta):
+            stored[(citing, cited)] = StoredScore(scorer, str(version), float(theta),
+                                                  float(delta))
+    edges = sorted({(row[0], row[1]) for row in rows[0]["edges"]})
+    return Neighbourhood([s for s in seeds if s in present], nodes, edges, stored)

@@ -7,7 +7,7 @@ in batches and write each batch before the next one, so an interrupted run resum
 it stopped.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -17,7 +17,7 @@ from crase.graph import Graph
 from crase.scoring.backends import Claim, ClaimExtractor, EntailmentScorer, PaperText
 from crase.scoring.delta import coverage_affinity
 from crase.search.audit import now_iso
-from crase.search.expansion import Edge
+from crase.search.expansion import Edge, StoredScore
 
 Progress = Callable[[str, int, int], None]
 T = TypeVar("T")
@@ -65,13 +65,26 @@ def read_claims(graph: Graph, paper_ids: list[str], extractor: str) -> dict[str,
 
 def ensure_edge_scores(graph: Graph, extractor: str, scorer: EntailmentScorer,
                        edges: list[Edge], theta: float, batch_size: int = 512,
-                       progress: Progress | None = None) -> EdgeScores:
-    """Delta at `theta` for every edge, scoring only the edges this scorer has not scored."""
+                       progress: Progress | None = None,
+                       stored: Mapping[Edge, StoredScore] | None = None) -> EdgeScores:
+    """Delta at `theta` for every edge, scoring only the edges this scorer has not scored.
+
+    `stored` is what the caller already read from the edges (the expansion does); an edge
+    whose stored Delta answers this scorer at this theta is not read again."""
     result = EdgeScores()
-    stored = graph.read("read_edge_scores", edges=[list(e) for e in edges],
-                        scorer=scorer.name, version=scorer.version, theta=theta)
+    to_read = []
+    for edge in edges:
+        known = (stored or {}).get(edge)
+        if known and known.answers(scorer.name, scorer.version, theta):
+            result.delta[edge] = known.delta
+            result.reused += 1
+        else:
+            to_read.append(edge)
+    rows = graph.read("read_edge_scores", edges=[list(e) for e in to_read],
+                      scorer=scorer.name, version=scorer.version,
+                      theta=theta) if to_read else []
     unscored = []
-    for row in stored:
+    for row in rows:
         edge = (row["citing"], row["cited"])
         if row["delta"] is None:
             unscored.append(edge)

@@ -159,7 +159,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     with timer.stage("entailment"):
         scores = EdgeScores() if uniform else ensure_edge_scores(
             graph, backends.extractor.name, backends.scorer, hood.edges, p.theta,
-            progress=progress)
+            progress=progress, stored=hood.stored)
     with timer.stage("prune"):
         pruned = (keep_all_edges(hood.nodes, hood.edges, hood.seeds) if uniform else
                   prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau))

@@ -57,9 +57,12 @@ def rank(graph: Graph, projection_name: str, pruned: PrunedGraph, ranker: str,
     """Top-k (paper id, score) over the retained graph; the projection is always dropped."""
     if not pruned.edges or not pruned.seeds:
         return []
-    rows = [{"citing": u, "cited": v, "delta": d} for (u, v), d in pruned.edges.items()]
+    nodes = sorted({paper for edge in pruned.edges for paper in edge})
+    position = {paper: i for i, paper in enumerate(nodes)}
+    rows = [{"u": position[u], "v": position[v], "delta": d}
+            for (u, v), d in pruned.edges.items()]
     try:
-        graph.write("project_evidence_graph", graph_name=projection_name, rows=rows,
+        graph.write("project_evidence_graph", graph_name=projection_name, nodes=nodes, rows=rows,
                     orientation=orientation, reference_year=reference_year, beta=beta)
         if ranker == "salsa":
             return _rank_salsa(graph, projection_name, pruned.seeds, alpha, k)

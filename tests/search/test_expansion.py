@@ -55,3 +55,17 @@ def test_several_seeds_and_isolated_seed(fixture_graph: Graph) -> None:
     hood = expand(fixture_graph, ["a", "f"], "1", excluded=["x"])
     assert sorted(hood.nodes) == ["a", "b", "c", "f"]
     assert hood.seeds == ["a", "f"]
+
+
+@pytest.mark.parametrize("hops", ["1", "1.5", "2"])
+def test_expansion_carries_the_scores_stored_on_edges(fixture_graph: Graph, hops: str) -> None:
+    with fixture_graph.driver.session() as session:
+        session.run("MATCH (:Paper {id: 'a'})-[r:CITES]->(:Paper {id: 'b'}) "
+                    "SET r.scorer = 's', r.scorer_version = '1', r.theta = 0.4, "
+                    "r.delta = 0.75").consume()
+    hood = expand(fixture_graph, ["a"], hops, excluded=["x"])
+    assert set(hood.stored) == {("a", "b")}
+    stored = hood.stored[("a", "b")]
+    assert stored.delta == 0.75
+    assert stored.answers("s", "1", 0.4)
+    assert not stored.answers("s", "1", 0.5) and not stored.answers("s", "2", 0.4)

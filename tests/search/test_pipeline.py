@@ -75,6 +75,13 @@ def test_search_runs_end_to_end_and_is_recorded(graph: Graph, backends: SearchBa
     assert again.counts["edges_reused"] == c["edges"] - c["edges_without_claims"]
     assert [r.id for r in again.results] == [r.id for r in result.results]
 
+    # Another theta: Delta is recomputed from the stored matrices; no scorer call.
+    strict = run_search(graph, backends,
+                        SearchRequest(query=query, params=SearchSettings(k=20, theta=0.6)))
+    assert strict.counts["edges_scored_now"] == 0
+    assert strict.counts["edges_reused"] == again.counts["edges_reused"]
+    assert strict.counts["retained_edges"] < c["retained_edges"]
+
     with graph.driver.session() as session:
         left = session.run("CALL gds.graph.list() YIELD graphName RETURN count(*) AS n").single()
     assert left["n"] == 0, "projections must be dropped"
