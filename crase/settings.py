@@ -38,7 +38,11 @@ class DatabaseSettings(BaseModel):
 
 class SearchSettings(BaseModel):
     sub_queries: int = Field(5, ge=1, le=20, description="L: keyword sub-queries in the plan")
-    seeds_per_query: int = Field(10, ge=1, le=100, description="m: seeds kept per sub-query")
+    seeds_per_query: int = Field(
+        5, ge=1, le=100,
+        description="m: seeds kept per sub-query; 5 ships because it beat 10, 15 and 20 on "
+        "hep-th recall@50 at half the cost of 10 (docs/benchmarks/report.md)",
+    )
     seed_pool: int = Field(50, ge=1, description="Top hits per ranking considered for seeds")
     hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
     theta: float = Field(

@@ -24,7 +24,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
     search.add_argument("--hops", choices=["1", "1.5", "2"], help="radius (default 1.5)")
     search.add_argument("--seeds-per-query", type=int, dest="seeds_per_query",
-                        help="m: seeds kept per sub-query (default 10)")
+                        help="m: seeds kept per sub-query (default 5)")
     search.add_argument("--sub-queries", type=int, dest="sub_queries",
                         help="L: sub-queries in the plan (default 5)")
     search.add_argument("--theta", type=float, help="entailment threshold of a grounded claim")
