@@ -63,7 +63,7 @@ EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
 # name -> (table label, WalkConfig field, values).
 ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
     "hops": ("hop radius", "hops", ("1", "1.5", "2")),
-    "m": ("seeds per sub-query m", "seeds_per_query", (5, 10, 15, 20)),
+    "m": ("seeds per sub-query m", "seeds_per_query", (3, 5, 10, 15, 20)),
     "tau": ("tau", "tau", (0.0, 0.25, 0.5, 0.75)),
     "beta": ("beta", "beta", (0.0, 0.5, 1.0, 2.0)),
     "theta": ("theta", "theta", (0.3, 0.4, 0.5, 0.6)),
