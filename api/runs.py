@@ -35,7 +35,7 @@ FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
 # The pipeline's stages in the order it runs them. It asks `should_cancel` once before
 # each one, which is how the registry knows the stage a run is in (a test checks this list
 # against the timings a real run records).
-SEARCH_STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank",
+SEARCH_STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
                  "evidence", "record")
 
 log = logging.getLogger(__name__)

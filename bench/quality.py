@@ -37,6 +37,7 @@ from crase.bench.systems import (
     BenchQuery,
     System,
     WalkConfig,
+    backfill_rankings,
     bm25_system,
     dense_system,
     fuse_rankings,
@@ -59,6 +60,9 @@ HYBRID_PARTS = ("crase-ppr", "bm25")
 EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
                  "fusion: crase-ppr + bm25 + dense": ("crase-ppr", "bm25", "dense"),
                  "fusion: bm25 + dense (text only)": ("bm25", "dense")}
+# The walk's own list, its empty places (a thin graph returns fewer than k papers) filled
+# with BM25 hits: label -> (primary, fallback).
+EXTRA_BACKFILLS = {"backfill: crase-ppr, then bm25": ("crase-ppr", "bm25")}
 # Ablations vary one setting of the shipped configuration at a time:
 # name -> (table label, WalkConfig field, values).
 ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
@@ -404,6 +408,8 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
         scored["hybrid"] = fused(scored, HYBRID_PARTS)
     extra = {label: fused(scored, parts) for label, parts in EXTRA_FUSIONS.items()
              if all(p in scored for p in parts)}
+    extra |= {label: backfilled(scored, *parts) for label, parts in EXTRA_BACKFILLS.items()
+              if all(p in scored for p in parts)}
     rows: list[dict[str, Any]] = []
     main = []
     for system in MAIN_SYSTEMS:
@@ -452,6 +458,14 @@ def fused(scored: dict[str, Scored], parts: tuple[str, ...]) -> Scored:
                 for i in range(len(first.queries))]
     return Scored(first.queries, rankings, max(scored[p].failed for p in parts),
                   max(scored[p].missing for p in parts))
+
+
+def backfilled(scored: dict[str, Scored], primary: str, fallback: str) -> Scored:
+    first, second = scored[primary], scored[fallback]
+    rankings = [backfill_rankings(first.rankings[i], second.rankings[i], DEPTH)
+                for i in range(len(first.queries))]
+    return Scored(first.queries, rankings, max(first.failed, second.failed),
+                  max(first.missing, second.missing))
 
 
 def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,

@@ -73,7 +73,11 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
         lines += ["### Compared with Crase-PPR at K = 50 (paired bootstrap, 95% interval)", "",
                   *comparison_table(data["main"] + data["fusions"]), ""]
     if data["fusions"]:
-        lines += ["### Other fusions (reciprocal-rank fusion, for context)", "",
+        lines += ["### Other fusions, for context", "",
+                  "Reciprocal-rank fusions of two or three systems, and backfill: the "
+                  "walk's own list with its empty places filled by BM25 hits, which is what "
+                  "a search returns with its default `fill=text` (the walk rows above are "
+                  "the walk's own list, `fill=none`).", "",
                   *metrics_table(data["fusions"], lambda e: e["system"]), ""]
     lines += ["### Cost per query", "", *cost_table(data["main"]), ""]
     lines += stage_table(data["main"])

@@ -22,8 +22,8 @@ from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
 from crase.settings import Settings
 
-STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "evidence",
-          "record"]
+STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
+          "evidence", "record"]
 
 
 def read_queries(path: Path, limit: int) -> list[dict[str, Any]]:

@@ -9,7 +9,8 @@ a ranked list of paper ids (best first), and never sees the query's source paper
   query's year instead of this year), the unweighted walk (every edge of the same
   neighbourhood weighs 1, no Delta, no pruning, no age), and the ablation and seed-corruption
   variants. The source paper goes in `exclude`, which leaves it out with all its edges.
-- Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text).
+- Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
+  and backfill: one system's list, its empty places filled by another's.
 """
 
 import time
@@ -106,6 +107,8 @@ class WalkConfig:
             "seeds_per_query": self.seeds_per_query, "sub_queries": self.sub_queries,
             "theta": self.theta, "tau": self.tau, "beta": self.beta, "alpha": self.alpha,
             "orientation": self.orientation, "k": depth,
+            # The walk's own list: the report shows filling it as the "backfill" row.
+            "fill": "none",
         })
 
 
@@ -170,3 +173,17 @@ def fuse_rankings(rankings: list[list[str]], depth: int) -> list[tuple[str, floa
             scores[paper] = scores.get(paper, 0.0) + 1.0 / (RRF_K + rank)
     ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return ordered[:depth]
+
+
+def backfill_rankings(primary: list[str], fallback: list[str], depth: int) -> list[str]:
+    """`primary` as it is, then `fallback`'s papers not in it, up to `depth`: a graph walk
+    that found few papers keeps its order and gets text hits after them."""
+    filled = list(dict.fromkeys(primary))[:depth]
+    seen = set(filled)
+    for paper in fallback:
+        if len(filled) >= depth:
+            break
+        if paper not in seen:
+            filled.append(paper)
+            seen.add(paper)
+    return filled

@@ -64,6 +64,11 @@ class SearchSettings(BaseModel):
         "uniform = every neighbourhood edge weighs 1, no claims, no Delta, no pruning "
         "(the unweighted-walk baseline of the benchmarks)",
     )
+    fill: Literal["none", "text"] = Field(
+        "text",
+        description="When the walk ranks fewer than k papers (a thin citation graph), fill "
+        "the rest with the query's full-text hits, marked text_match; none = the walk only",
+    )
     max_iterations: int = Field(100, ge=1, description="PageRank iterations at most")
     tolerance: float = Field(1e-9, gt=0, description="PageRank convergence tolerance")
 

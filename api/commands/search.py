@@ -32,6 +32,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--beta", type=float, help="recency exponent (default 0.5)")
     search.add_argument("--orientation", choices=["references", "citing", "both"],
                         help="which way the walk follows citations")
+    search.add_argument("--fill", choices=["none", "text"],
+                        help="fill places the walk leaves empty with full-text hits "
+                             "(default text)")
     search.add_argument("--year", type=int, dest="reference_year",
                         help="measure ages from this year (default: this year)")
     search.add_argument("--exclude", nargs="*", default=[], metavar="ID",
@@ -51,7 +54,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     overrides = {name: getattr(args, name) for name in (
         "k", "ranker", "hops", "seeds_per_query", "sub_queries", "theta", "tau", "beta",
-        "orientation") if getattr(args, name) is not None}
+        "orientation", "fill") if getattr(args, name) is not None}
     params = SearchSettings.model_validate({**settings.search.model_dump(), **overrides})
     return SearchRequest(query=args.query, params=params, reference_year=args.reference_year,
                          exclude=args.exclude)
@@ -107,6 +110,8 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
 def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
     """Two short lines: how the walk reached the paper, and its best-grounded edge."""
     ev = paper.evidence
+    if ev.text_match:
+        return ["full-text match of the query; the evidence graph did not reach it"]
     if ev.seed:
         how = f"seed (found by {seeded_by})" if seeded_by else "seed"
     elif ev.path:

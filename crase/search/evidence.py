@@ -27,6 +27,8 @@ class PaperEvidence:
     reached_from: str | None  # nearest seed along the walk
     path: list[EdgeEvidence] = field(default_factory=list)
     strongest_edges: list[EdgeEvidence] = field(default_factory=list)
+    # Not ranked by the walk: a full-text hit of the query that filled an empty place.
+    text_match: bool = False
 
     def edges(self) -> list[EdgeEvidence]:
         return self.path + self.strongest_edges

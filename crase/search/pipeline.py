@@ -27,6 +27,7 @@ from crase.search.grounding import (
 from crase.search.ranking import PrunedGraph, keep_all_edges, prune, rank
 from crase.search.request import SearchRequest
 from crase.search.seeds import Seed, find_seeds, given_seeds, unique_seed_ids
+from crase.search.text_fill import fill_from_text
 
 
 @dataclass
@@ -167,11 +168,15 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         ranked = rank(graph, f"crase-run-{result.run_id}", pruned, p.ranker, p.orientation,
                       request.age_reference(), 0.0 if uniform else p.beta, p.alpha, p.k,
                       p.max_iterations, p.tolerance)
+    with timer.stage("fill"):
+        ranked, from_text = (fill_from_text(graph, request.query, ranked, p.k, request.exclude)
+                             if p.fill == "text" else (ranked, []))
     with timer.stage("evidence"):
-        result.results = _explain(graph, backends, ranked, pruned, p.orientation)
+        result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text)
     with timer.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
                                 plan_calls=0 if given else 1)
+        result.counts["results_from_text"] = len(from_text)
         recorder.record_considered(_considered_rows(hood, pruned))
         recorder.record_results([
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
@@ -179,9 +184,12 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
 
 
 def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
-             pruned: PrunedGraph, orientation: str) -> list[RankedPaper]:
+             pruned: PrunedGraph, orientation: str,
+             from_text: list[str]) -> list[RankedPaper]:
     ids = [paper for paper, _ in ranked]
     evidence = build_evidence(ids, pruned.edges, pruned.seeds, orientation)
+    for paper in from_text:
+        evidence[paper].text_match = True
     edges = sorted({(e.citing, e.cited) for ev in evidence.values() for e in ev.edges()})
     papers_on_edges = sorted({p for edge in edges for p in edge})
     attach_claim_pairs(evidence, read_matrices(graph, backends.scorer, edges),

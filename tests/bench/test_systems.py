@@ -7,7 +7,14 @@ import pytest
 from crase.bench.corruption import random_seeds
 from crase.bench.dense_index import DenseIndex, paper_text
 from crase.bench.significance import mean_difference, pooled_difference
-from crase.bench.systems import RRF_K, BenchQuery, WalkConfig, fuse_rankings, lucene_text
+from crase.bench.systems import (
+    RRF_K,
+    BenchQuery,
+    WalkConfig,
+    backfill_rankings,
+    fuse_rankings,
+    lucene_text,
+)
 from crase.settings import SearchSettings
 
 
@@ -40,6 +47,13 @@ def test_reciprocal_rank_fusion_by_hand() -> None:
     assert fused["d"] == pytest.approx(1 / (RRF_K + 2))
     assert [p for p, _ in fuse_rankings([["a", "b", "c"], ["b", "d"]], depth=3)] == \
         ["b", "a", "d"]  # a (1/61) before d (1/62)
+
+
+def test_backfill_keeps_the_walk_and_fills_with_new_text_hits() -> None:
+    assert backfill_rankings(["a", "b"], ["b", "c", "a", "d", "e"], depth=4) == \
+        ["a", "b", "c", "d"]
+    assert backfill_rankings(["a", "b", "c"], ["d"], depth=2) == ["a", "b"]
+    assert backfill_rankings([], ["d", "e"], depth=5) == ["d", "e"]
 
 
 def test_random_seeds_are_reproducible_and_never_relevant() -> None:

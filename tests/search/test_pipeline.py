@@ -51,7 +51,7 @@ def test_search_runs_end_to_end_and_is_recorded(graph: Graph, backends: SearchBa
     assert c["edges_scored_now"] > 0 and c["edges_reused"] == 0
     assert result.backends["entailment"].startswith("offline")
     assert set(result.timings) >= {"plan", "seeds", "expand", "claims", "entailment", "rank"}
-    non_seed = [r for r in result.results if not r.evidence.seed]
+    non_seed = [r for r in result.results if not (r.evidence.seed or r.evidence.text_match)]
     assert all(r.evidence.reached_from for r in non_seed)
     assert any(e.citing_claim for r in non_seed for e in r.evidence.path)
 
@@ -102,3 +102,28 @@ def test_salsa_and_other_radii_run(graph: Graph, backends: SearchBackends) -> No
                    SearchSettings(hops="2", k=10), SearchSettings(orientation="references")):
         result = run_search(graph, backends, SearchRequest(query=rows[1]["title"], params=params))
         assert result.results, params
+
+
+def test_a_thin_graph_leaves_places_that_text_hits_fill(graph: Graph,
+                                                       backends: SearchBackends) -> None:
+    rows = load_slice(graph, 200)
+    query = rows[1]["title"]
+    thin = SearchSettings(hops="1", k=500)
+    walk = run_search(graph, backends,
+                      SearchRequest(query=query, params=thin.model_copy(update={"fill": "none"})))
+    filled = run_search(graph, backends, SearchRequest(query=query, params=thin))
+
+    count = len(walk.results)
+    assert 0 < count < 500 and walk.counts["results_from_text"] == 0
+    assert [r.id for r in filled.results[:count]] == [r.id for r in walk.results]
+    added = filled.results[count:]
+    assert added and all(r.evidence.text_match and r.score == 0 for r in added)
+    assert not any(r.evidence.text_match for r in filled.results[:count])
+    assert len({r.id for r in filled.results}) == len(filled.results)
+    assert filled.counts["results_from_text"] == len(added)
+    with graph.driver.session() as session:
+        stored = session.run("MATCH (:Run {id: $id})-[x:RETURNED]->() "
+                             "RETURN x.rank AS rank, x.evidence AS evidence ORDER BY x.rank",
+                             id=filled.run_id).data()
+    assert len(stored) == len(filled.results)
+    assert json.loads(stored[-1]["evidence"])["text_match"] is True
