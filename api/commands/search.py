@@ -90,6 +90,10 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
     print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
           f"|V|={c['nodes']}, |E|={c['edges']}; pruned {c['edges_pruned']} edges and "
           f"{c['nodes_dropped']} papers")
+    if c.get("results_from_text"):
+        print(f"The walk ranked {c['results'] - c['results_from_text']}; "
+              f"{c['results_from_text']} full-text matches fill the rest (--fill none: "
+              f"the walk's list alone)")
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
     print("Plan: " + " | ".join(result.plan))
     sub_queries = {}
