@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from crase.bench.citation_pairs import (
     Corpus,
-    default_corpus,
+    add_sample_arguments,
     read_corpus,
     sample_edges,
     sample_non_citing,
@@ -133,10 +133,7 @@ def calibrate(folder: Path, edge_count: int, seed: int) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("corpus", type=Path, nargs="?", default=default_corpus(),
-                        help="folder with papers.jsonl and citations.csv (default: hep-th)")
-    parser.add_argument("--edges", type=int, default=2000, help="citation edges to sample")
-    parser.add_argument("--seed", type=int, default=7, help="sampling seed")
+    add_sample_arguments(parser)
     parser.add_argument("--output", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     report = calibrate(args.corpus, args.edges, args.seed)

@@ -6,6 +6,7 @@ random paper of the same year or older that neither cites nor is cited by it, so
 samples differ only in whether the citation exists.
 """
 
+import argparse
 import csv
 import json
 import random
@@ -34,6 +35,15 @@ class Corpus:
 def default_corpus() -> Path:
     return next((path for path in DEFAULT_CORPORA if (path / "papers.jsonl").is_file()),
                 DEFAULT_CORPORA[-1])
+
+
+def add_sample_arguments(parser: argparse.ArgumentParser) -> None:
+    """The corpus folder and the edge sample, as the benchmarks over citation pairs take
+    them."""
+    parser.add_argument("corpus", type=Path, nargs="?", default=default_corpus(),
+                        help="folder with papers.jsonl and citations.csv (default: hep-th)")
+    parser.add_argument("--edges", type=int, default=2000, help="citation edges to sample")
+    parser.add_argument("--seed", type=int, default=7, help="sampling seed")
 
 
 def read_corpus(folder: Path) -> Corpus:

@@ -12,7 +12,7 @@ import argparse
 import time
 from pathlib import Path
 
-from crase.bench.citation_pairs import default_corpus, read_corpus, sample_edges
+from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
 from crase.scoring.claims import OfflineClaimExtractor
 from crase.scoring.embeddings import MiniLmEncoder
 from crase.scoring.entailment import OfflineEntailmentScorer
@@ -51,10 +51,7 @@ def measure(folder: Path, edge_count: int, seed: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("corpus", type=Path, nargs="?", default=default_corpus(),
-                        help="folder with papers.jsonl and citations.csv (default: hep-th)")
-    parser.add_argument("--edges", type=int, default=2000, help="citation edges to sample")
-    parser.add_argument("--seed", type=int, default=7, help="sampling seed")
+    add_sample_arguments(parser)
     args = parser.parse_args()
     for name, value in measure(args.corpus, args.edges, args.seed).items():
         print(f"{name:>26}: {value}")

@@ -17,7 +17,6 @@ worker threads; they use ModelRunner, which runs each batch in its own `asyncio.
 """
 
 import asyncio
-import email.utils
 import hashlib
 import json
 import logging
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
 from crase.prompts.catalog import Message, Prompt
+from crase.retry_after import retry_after_seconds
 from crase.scoring.backends import Usage
 from crase.settings import ModelEndpoint, ModelSettings
 
@@ -603,19 +603,9 @@ def count_tokens(usage: object, meter: _Meter) -> None:
 
 
 def retry_after(response: httpx.Response) -> float | None:
-    """Retry-After in seconds (a number or an HTTP date), None when absent or unreadable."""
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    """Retry-After in seconds, at least 0; None when absent or unreadable."""
+    seconds = retry_after_seconds(response.headers.get("retry-after"))
+    return None if seconds is None else max(0.0, seconds)
 
 
 def backoff_delay(endpoint: ModelEndpoint, attempt: int, server_hint: float | None) -> float:

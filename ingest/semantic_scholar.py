@@ -13,7 +13,6 @@ citations with pagination, and their conversion into validated `Paper` rows.
 """
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +30,7 @@ from crase.errors import (
     ProviderUnavailable,
 )
 from crase.ingest.records import Paper, validate_paper
+from crase.retry_after import retry_after_seconds
 from crase.settings import ProviderSettings
 
 PAPER_FIELDS = ("paperId,externalIds,title,abstract,year,venue,authors,publicationDate,"
@@ -275,21 +275,6 @@ class SemanticScholarClient:
             raise ProviderReplyInvalid(
                 f"Semantic Scholar {path}: the body is not JSON: {response.text[:200]!r}"
             ) from err
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: a number, or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return when.timestamp() - time.time()
 
 
 def parse_model(model: type[ModelT], data: Any, path: str) -> ModelT:

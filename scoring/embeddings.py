@@ -66,17 +66,21 @@ ERF_A = tuple(
 GELU_SLICE = 65_536
 
 
-def erfc_positive(z: FloatArray, out: FloatArray, scratch: FloatArray) -> FloatArray:
-    """1 - erf(z) for z >= 0, written into `out` (`scratch` is overwritten)."""
-    np.multiply(z, ERF_P, out=scratch)
+def erfc_positive(z: FloatArray, out: FloatArray, scratch: FloatArray,
+                  p: np.float32 = ERF_P, coefficients: tuple[np.float32, ...] = ERF_A,
+                  square_scale: float = -1.0) -> FloatArray:
+    """1 - erf(z) for z >= 0, written into `out` (`scratch` is overwritten): the
+    polynomial in t = 1 / (1 + p z) times exp(square_scale * z^2). Other p, coefficients
+    and scale give the scaled tail GELU needs (see GELU_P)."""
+    np.multiply(z, p, out=scratch)
     scratch += np.float32(1.0)
     np.reciprocal(scratch, out=scratch)  # t
-    np.multiply(scratch, ERF_A[4], out=out)
-    for coefficient in ERF_A[3::-1]:
+    np.multiply(scratch, coefficients[4], out=out)
+    for coefficient in coefficients[3::-1]:
         out += coefficient
         out *= scratch
     np.multiply(z, z, out=scratch)
-    np.negative(scratch, out=scratch)
+    scratch *= np.float32(square_scale)
     np.exp(scratch, out=scratch)
     out *= scratch
     return out
@@ -109,17 +113,7 @@ def gelu_inplace(x: FloatArray) -> FloatArray:
         n = part.size
         a, c, scratch = a_buf[:n], c_buf[:n], s_buf[:n]
         np.abs(part, out=a)
-        np.multiply(a, GELU_P, out=scratch)
-        scratch += np.float32(1.0)
-        np.reciprocal(scratch, out=scratch)  # t
-        np.multiply(scratch, GELU_A[4], out=c)
-        for coefficient in GELU_A[3::-1]:
-            c += coefficient
-            c *= scratch
-        np.multiply(a, a, out=scratch)
-        scratch *= np.float32(-0.5)
-        np.exp(scratch, out=scratch)
-        c *= scratch  # erfc(|x| / sqrt 2) / 2
+        erfc_positive(a, c, scratch, GELU_P, GELU_A, -0.5)  # erfc(|x| / sqrt 2) / 2
         c *= a
         np.maximum(part, np.float32(0.0), out=part)
         part -= c

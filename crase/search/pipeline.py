@@ -176,7 +176,6 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     with timer.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
                                 plan_calls=0 if given else 1)
-        result.counts["results_from_text"] = len(from_text)
         recorder.record_considered(_considered_rows(hood, pruned))
         recorder.record_results([
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
@@ -215,6 +214,7 @@ def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: Ed
         "edges_pruned": len(pruned.pruned_edges), "nodes_dropped": len(pruned.dropped_nodes),
         "retained_nodes": len(pruned.nodes), "retained_edges": len(pruned.edges),
         "seeds_retained": len(pruned.seeds), "results": len(result.results),
+        "results_from_text": sum(r.evidence.text_match for r in result.results),
         "backend_calls_planned": plan_calls + extracted + scores.scored_now
         + len(scores.failed),
     }

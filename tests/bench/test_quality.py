@@ -11,10 +11,9 @@ from crase.bench.quality import DatasetSpec, Options, run_quality
 from crase.bench.systems import BenchQuery, bm25_system
 from crase.graph import Graph
 from crase.settings import Settings
+from tests.sample_slice import SAMPLE, create_papers
 
 pytestmark = pytest.mark.integration
-
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 def load_fixture(graph: Graph, query_count: int = 2, cap: int = 140) -> list[dict]:
@@ -38,12 +37,7 @@ def load_fixture(graph: Graph, query_count: int = 2, cap: int = 140) -> list[dic
     chosen = set(keep[:cap])
     rows = [papers[p] for p in sorted(chosen)]
     inside = [list(e) for e in edges if e[0] in chosen and e[1] in chosen]
-    with graph.driver.session() as session:
-        session.run("UNWIND $rows AS r CREATE (:Paper {id: r.id, title: r.title, "
-                    "abstract: r.abstract, year: r.year, authors: r.authors})",
-                    rows=rows).consume()
-        session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
-                    "CREATE (u)-[:CITES]->(v)", edges=inside).consume()
+    create_papers(graph, rows, inside)
     return queries
 
 

@@ -15,10 +15,10 @@ from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.settings import ModelEndpoint, ModelSettings, SearchSettings, Settings
 from tests.llm.chat_server import Action, ChatServer, Reply
+from tests.sample_slice import load_sample_slice
 
 pytestmark = pytest.mark.integration
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 def data_blocks(text: str) -> list[Any]:
@@ -46,17 +46,7 @@ def cooperative_model(request: dict[str, Any]) -> Action:
 
 
 def load_slice(graph: Graph, papers: int = 150) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open()][:papers]
-    rows = [row for row in rows if len(row["abstract"].split()) >= 20]
-    ids = {row["id"] for row in rows}
-    edges = [line.strip().split(",") for line in (SAMPLE / "citations.csv").open()][1:]
-    edges = [edge for edge in edges if edge[0] in ids and edge[1] in ids]
-    with graph.driver.session() as session:
-        session.run("UNWIND $rows AS r CREATE (:Paper {id: r.id, title: r.title, "
-                    "abstract: r.abstract, year: r.year})", rows=rows).consume()
-        session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
-                    "CREATE (u)-[:CITES]->(v)", edges=edges).consume()
-    return rows
+    return load_sample_slice(graph, papers, min_abstract_words=20)
 
 
 def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Path) -> None:

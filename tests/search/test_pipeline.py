@@ -2,7 +2,6 @@
 graph: the Run node, its seeds, every considered paper and the ranked results."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,23 +10,14 @@ from crase.search.backends import build_search_backends
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
 from crase.settings import SearchSettings, Settings
+from tests.sample_slice import load_sample_slice
 
 pytestmark = pytest.mark.integration
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 
 
 def load_slice(graph: Graph, papers: int = 400) -> list[dict]:
-    rows = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open()][:papers]
-    ids = {r["id"] for r in rows}
-    edges = [line.strip().split(",") for line in (SAMPLE / "citations.csv").open()][1:]
-    edges = [e for e in edges if e[0] in ids and e[1] in ids]
-    with graph.driver.session() as session:
-        session.run("UNWIND $rows AS r CREATE (:Paper {id: r.id, title: r.title, "
-                    "abstract: r.abstract, year: r.year, authors: r.authors})", rows=rows).consume()
-        session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
-                    "CREATE (u)-[:CITES]->(v)", edges=edges).consume()
-    return rows
+    return load_sample_slice(graph, papers)
 
 
 @pytest.fixture(scope="module")
