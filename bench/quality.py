@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from crase.bench.corruption import distractor_seeds, random_seeds
-from crase.bench.dense_index import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.bench.evaluation import Scored, compare, evaluate, per_query_rows, summarize_cost
 from crase.bench.metrics import CUTOFFS
 from crase.bench.run_store import Record, RunStore
@@ -46,14 +45,22 @@ from crase.bench.systems import (
 from crase.errors import CraseError, EvaluationError
 from crase.graph import Graph
 from crase.scoring.embeddings import MiniLmEncoder
+from crase.scoring.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.search.pipeline import SearchBackends
 from crase.settings import DatabaseSettings, Settings
 
 DEPTH = max(CUTOFFS)
-MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "crase-ppr", "crase-salsa", "recency",
-                "hybrid")
+MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "previous-default", "shipped",
+                "crase-ppr", "uniform-edges", "crase-salsa", "recency", "hybrid")
+# The baselines the shipped search must beat (the ranking goal, docs/benchmarks/report.md).
+BASELINES = ("bm25", "dense", "ppr-unweighted")
+# The Crase paper's seeding, which the product shipped before the query's own search
+# seeded: L = 5 keyword sub-queries, m = 5 seeds each by relevance and recency, restart
+# mass uniform over the seeds. The unweighted-walk baseline keeps it too.
+PAPER_SEEDING = {"query_seeds": 0, "sub_queries": 5, "seeds_per_query": 5,
+                 "seed_rule": "relevance-and-recency", "seed_weights": "uniform"}
 # The hybrid, fixed before any result was seen: reciprocal-rank fusion of the graph walk
-# and the product's own full-text index (no corpus-wide vectors needed at query time).
+# and the product's own full-text index.
 HYBRID_PARTS = ("crase-ppr", "bm25")
 # Further fusions, reported for context (the text-only one separates the value of the graph
 # from the value of fusing two text rankers).
@@ -64,10 +71,15 @@ EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
 # with BM25 hits: label -> (primary, fallback).
 EXTRA_BACKFILLS = {"backfill: crase-ppr, then bm25": ("crase-ppr", "bm25")}
 # Ablations vary one setting of the shipped configuration at a time:
-# name -> (table label, WalkConfig field, values).
+# name -> (table label, WalkConfig field, values). Settings that only act on Delta (tau,
+# theta, beta) vary the Delta-weighted walk instead (DELTA_ABLATIONS).
 ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
+    "weighting": ("edge weights (Delta or uniform)", "weighting", ("coverage", "uniform")),
+    "seed_weights": ("seed restart weights", "seed_weights", ("relevance", "uniform")),
+    "query_seeds": ("seeds from the query's own search", "query_seeds", (5, 10, 20)),
+    "sub_queries": ("plan sub-queries L", "sub_queries", (0, 5)),
+    "seed_rule": ("seed rule", "seed_rule", ("relevance", "relevance-and-recency")),
     "hops": ("hop radius", "hops", ("1", "1.5", "2")),
-    "m": ("seeds per sub-query m", "seeds_per_query", (3, 5, 10, 15, 20)),
     "tau": ("tau", "tau", (0.0, 0.25, 0.5, 0.75)),
     "beta": ("beta", "beta", (0.0, 0.5, 1.0, 2.0)),
     "theta": ("theta", "theta", (0.3, 0.4, 0.5, 0.6)),
@@ -75,6 +87,7 @@ ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
     "ranker": ("ranker", "ranker", ("ppr", "salsa")),
     "age": ("age reference", "age", ("current", "query")),
 }
+DELTA_ABLATIONS = ("tau", "beta", "theta")
 CORRUPTIONS = ("distractor", "random")
 # The encoder keeps this many sentence vectors in memory: every claim of a 30K-paper corpus,
 # so an edge scored during the benchmark never re-embeds a claim it has seen.
@@ -233,10 +246,18 @@ def open_dataset(spec: DatasetSpec, options: Options) -> Dataset:
 
 
 def main_configs(base: WalkConfig) -> dict[str, WalkConfig]:
-    return {"ppr-unweighted": base.but(weighting="uniform", ranker="ppr"),
-            "crase-ppr": base.but(ranker="ppr"),
-            "crase-salsa": base.but(ranker="salsa"),
-            "recency": base.but(ranker="ppr", age="query")}
+    """The walks of the main table. `base` is the product's default setting; `shipped` is
+    the search exactly as `crase search` runs it (its fill included), the others are the
+    walk's own list (fill none)."""
+    walk = base.but(fill="none", ranker="ppr")
+    delta = walk.but(weighting="coverage")
+    return {"ppr-unweighted": walk.but(weighting="uniform", **PAPER_SEEDING),
+            "previous-default": delta.but(fill="text", **PAPER_SEEDING),
+            "shipped": base,
+            "crase-ppr": delta,
+            "uniform-edges": walk.but(weighting="uniform"),
+            "crase-salsa": delta.but(ranker="salsa"),
+            "recency": delta.but(age="query")}
 
 
 def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> list[Job]:
@@ -244,7 +265,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
     wanted = set(options.systems)
     if "hybrid" in wanted:
         wanted |= set(HYBRID_PARTS)
-    if options.corruption:
+    if options.corruption or options.ablations:
         wanted.add("crase-ppr")
     jobs = []
     for data in datasets:
@@ -262,16 +283,22 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
                 jobs.append(Job(4, name, config.key(), "walk", config, subset_only=True))
         if options.corruption:
             for kind in CORRUPTIONS:
-                config = base.but(ranker="ppr", seeds=kind)
+                config = base.but(ranker="ppr", fill="none", seeds=kind)
                 jobs.append(Job(5, name, config.key(), "walk", config, subset_only=True))
     return sorted(jobs, key=lambda job: job.phase)
+
+
+def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
+    """The setting an ablation varies: the shipped walk's own list, Delta-weighted for the
+    settings that only act on Delta."""
+    clean = base.but(ranker="ppr", fill="none")
+    return clean.but(weighting="coverage") if name in DELTA_ABLATIONS else clean
 
 
 def ablation_configs(base: WalkConfig, names: tuple[str, ...]
                      ) -> dict[tuple[str, Any], WalkConfig]:
     """(table label, value) -> setting, for the named ablations in ABLATIONS order."""
-    clean = base.but(ranker="ppr")
-    return {(label, value): clean.but(**{field_name: value})
+    return {(label, value): ablation_base(base, name).but(**{field_name: value})
             for name, (label, field_name, values) in ABLATIONS.items() if name in names
             for value in values}
 
@@ -331,7 +358,7 @@ def dense_index(data: Dataset, resources: Resources) -> DenseIndex:
                   file=sys.stderr, flush=True)
 
         data._index = load_or_build_index(data.graph, resources.encoder,
-                                          resources.settings.var_dir / "bench" / "dense",
+                                          resources.settings.var_dir / "vectors",
                                           progress=report)
     return data._index
 
@@ -399,8 +426,9 @@ def collect_results(datasets: dict[str, Dataset], store: RunStore, base: WalkCon
 def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
                     options: Options) -> dict[str, Any]:
     name = data.spec.name
+    walks = main_configs(base)
     keys = {"bm25": "bm25", "dense": "dense",
-            **{system: config.key() for system, config in main_configs(base).items()}}
+            **{system: config.key() for system, config in walks.items()}}
     records = {system: store.load(name, key) for system, key in keys.items()}
     scored = {system: Scored.from_records(recs, data.queries) for system, recs in
               records.items() if recs}
@@ -418,18 +446,18 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
         entry = {"system": system, "key": keys.get(system, "+".join(HYBRID_PARTS)),
                  "metrics": evaluate(scored[system])}
         if system in records:
-            entry["cost"] = summarize_cost(list(records[system].values()),
-                                           walk=system not in ("bm25", "dense"),
-                                           coverage=system != "ppr-unweighted")
-        if "crase-ppr" in scored and system != "crase-ppr":
-            entry["vs_crase_ppr"] = compare(scored[system], scored["crase-ppr"])
+            entry["cost"] = summarize_cost(
+                list(records[system].values()), walk=system in walks,
+                coverage=system in walks and walks[system].weighting == "coverage")
+        if "shipped" in scored and system != "shipped":
+            entry["vs_shipped"] = compare(scored[system], scored["shipped"])
         main.append(entry)
         rows += per_query_rows(scored[system], system)
     fusions = []
     for label, fusion in extra.items():
         entry = {"system": label, "metrics": evaluate(fusion)}
-        if "crase-ppr" in scored:
-            entry["vs_crase_ppr"] = compare(fusion, scored["crase-ppr"])
+        if "shipped" in scored:
+            entry["vs_shipped"] = compare(fusion, scored["shipped"])
         fusions.append(entry)
         rows += per_query_rows(fusion, label)
     result: dict[str, Any] = {
@@ -470,27 +498,33 @@ def backfilled(scored: dict[str, Scored], primary: str, fallback: str) -> Scored
 
 def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
                      names: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One table per ablation; each row is compared with the setting the ablation varies
+    (marked `shipped`: the shipped walk, or the Delta walk for DELTA_ABLATIONS)."""
     tables: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
-    clean = base.but(ranker="ppr")
-    base_cost: float | None = None
-    base_records = store.load(data.spec.name, clean.key())
-    base_scored = Scored.from_records(base_records, data.subset)
-    if base_records:
-        base_cost = summarize_cost([base_records[q.id] for q in data.subset
-                                    if q.id in base_records], walk=True,
-                                   coverage=True).get("cold_calls_mean")
-    for (label, value), config in ablation_configs(base, names).items():
-        records = store.load(data.spec.name, config.key())
-        subset_records = [records[q.id] for q in data.subset if q.id in records]
-        scored = Scored.from_records(records, data.subset)
-        cost = summarize_cost(subset_records, walk=True, coverage=True)
-        relative = (cost.get("cold_calls_mean", 0.0) / base_cost) if base_cost else None
-        tables.setdefault(label, []).append({
-            "value": value, "key": config.key(), "shipped": config == clean,
-            "metrics": evaluate(scored), "cost": cost, "relative_cost": relative,
-            "vs_shipped": None if config == clean else compare(scored, base_scored)})
-        rows += per_query_rows(scored, f"ablation {label}={value}")
+    for name, (label, field_name, values) in ABLATIONS.items():
+        if name not in names:
+            continue
+        reference = ablation_base(base, name)
+        reference_records = store.load(data.spec.name, reference.key())
+        reference_scored = Scored.from_records(reference_records, data.subset)
+        reference_cost = summarize_cost(
+            [reference_records[q.id] for q in data.subset if q.id in reference_records],
+            walk=True, coverage=True).get("cold_calls_mean") if reference_records else None
+        for value in values:
+            config = reference.but(**{field_name: value})
+            records = store.load(data.spec.name, config.key())
+            subset_records = [records[q.id] for q in data.subset if q.id in records]
+            scored = Scored.from_records(records, data.subset)
+            cost = summarize_cost(subset_records, walk=True, coverage=True)
+            relative = ((cost.get("cold_calls_mean", 0.0) / reference_cost)
+                        if reference_cost else None)
+            tables.setdefault(label, []).append({
+                "value": value, "key": config.key(), "shipped": config == reference,
+                "metrics": evaluate(scored), "cost": cost, "relative_cost": relative,
+                "vs_shipped": (None if config == reference
+                               else compare(scored, reference_scored))})
+            rows += per_query_rows(scored, f"ablation {label}={value}")
     return tables, rows
 
 
@@ -498,7 +532,7 @@ def corruption_results(data: Dataset, store: RunStore, base: WalkConfig
                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     table, rows = [], []
     for kind in ("plan", *CORRUPTIONS):
-        config = base.but(ranker="ppr", seeds=kind)
+        config = base.but(ranker="ppr", fill="none", seeds=kind)
         records = store.load(data.spec.name, config.key())
         scored = Scored.from_records(records, data.subset)
         label = {"plan": "clean seeds", "distractor": "lexically similar distractors",

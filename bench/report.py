@@ -17,9 +17,12 @@ from crase.bench.metrics import CUTOFFS  # noqa: E402
 SYSTEM_NAMES = {
     "bm25": "BM25 (full-text index)",
     "dense": "Dense (MiniLM cosine)",
-    "ppr-unweighted": "PPR, unweighted",
-    "crase-ppr": "Crase-PPR",
-    "crase-salsa": "Crase-SALSA",
+    "ppr-unweighted": "PPR, unweighted (paper's seeds)",
+    "previous-default": "Previous default (paper's seeds, Delta walk, fill)",
+    "shipped": "**Shipped** (crase search as it runs by default)",
+    "crase-ppr": "Crase-PPR (shipped seeds, walk only)",
+    "uniform-edges": "Shipped seeds, uniform edges (no Delta)",
+    "crase-salsa": "Crase-SALSA (shipped seeds)",
     "recency": "Recency (query-year ages)",
     "hybrid": "Hybrid: RRF(Crase-PPR, BM25)",
 }
@@ -70,14 +73,16 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
         lines += [f"![Recall@K and MAP@K, {name}](curves_{name}.png)", ""]
         plot_curves(data["main"], f"{name}: all {data['queries']} queries",
                     out / f"curves_{name}.png")
-        lines += ["### Compared with Crase-PPR at K = 50 (paired bootstrap, 95% interval)", "",
+        lines += ["### Compared with the shipped search at K = 50 (paired bootstrap, 95% "
+                  "interval)", "",
                   *comparison_table(data["main"] + data["fusions"]), ""]
     if data["fusions"]:
         lines += ["### Other fusions, for context", "",
                   "Reciprocal-rank fusions of two or three systems, and backfill: the "
-                  "walk's own list with its empty places filled by BM25 hits, which is what "
-                  "a search returns with its default `fill=text` (the walk rows above are "
-                  "the walk's own list, `fill=none`).", "",
+                  "walk's own list with its empty places filled by BM25 hits (the shipped "
+                  "search fills from the query's own fused text ranking instead; the walk "
+                  "rows above other than shipped and previous default are the walk's own "
+                  "list, `fill=none`).", "",
                   *metrics_table(data["fusions"], lambda e: e["system"]), ""]
     lines += ["### Cost per query", "", *cost_table(data["main"]), ""]
     lines += stage_table(data["main"])
@@ -153,10 +158,10 @@ def bold(value: float, best: float) -> str:
 
 
 def comparison_table(entries: list[dict[str, Any]]) -> list[str]:
-    rows = ["| System | R@50 minus Crase-PPR [95% CI] | MAP@50 minus Crase-PPR [95% CI] |",
+    rows = ["| System | R@50 minus shipped [95% CI] | MAP@50 minus shipped [95% CI] |",
             "|---|---:|---:|"]
     for entry in entries:
-        diff = entry.get("vs_crase_ppr")
+        diff = entry.get("vs_shipped")
         if not diff:
             continue
         rows.append(f"| {label_of(entry)} | {interval(diff['recall'])} | "

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from crase.bench.dense_index import DenseIndex, paper_text
 from crase.graph import Graph
 from crase.scoring.embeddings import MiniLmEncoder
+from crase.scoring.paper_vectors import DenseIndex, paper_text
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
-from crase.search.seeds import escape_lucene
+from crase.search.text_ranking import escape_lucene
 from crase.settings import SearchSettings
 
 # Reciprocal-rank fusion constant (Cormack, Clarke and Buettcher 2009): a paper at rank r
@@ -73,8 +73,12 @@ class WalkConfig:
     ranker: Literal["ppr", "salsa"]
     weighting: Literal["coverage", "uniform"]
     hops: Literal["1", "1.5", "2"]
+    query_seeds: int
     seeds_per_query: int
     sub_queries: int
+    seed_rule: Literal["relevance", "relevance-and-recency"]
+    seed_weights: Literal["relevance", "uniform"]
+    sub_query_weight: float
     theta: float
     tau: float
     beta: float
@@ -82,33 +86,41 @@ class WalkConfig:
     orientation: Literal["references", "citing", "both"]
     age: Literal["current", "query"] = "current"  # the year ages are measured from
     seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
+    fill: Literal["none", "text"] = "none"  # "text": the search's own fill, as it ships
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> "WalkConfig":
         return cls(ranker=settings.ranker, weighting=settings.weighting, hops=settings.hops,
-                   seeds_per_query=settings.seeds_per_query, sub_queries=settings.sub_queries,
-                   theta=settings.theta, tau=settings.tau, beta=settings.beta,
-                   alpha=settings.alpha, orientation=settings.orientation)
+                   query_seeds=settings.query_seeds, seeds_per_query=settings.seeds_per_query,
+                   sub_queries=settings.sub_queries, seed_rule=settings.seed_rule,
+                   seed_weights=settings.seed_weights,
+                   sub_query_weight=settings.sub_query_weight, theta=settings.theta,
+                   tau=settings.tau, beta=settings.beta, alpha=settings.alpha,
+                   orientation=settings.orientation, fill=settings.fill)
 
     def but(self, **changes: Any) -> "WalkConfig":
         return replace(self, **changes)
 
     def key(self) -> str:
+        seeding = (f"q{self.query_seeds}-m{self.seeds_per_query}-L{self.sub_queries}"
+                   f"-{self.seed_rule}-w_{self.seed_weights}")
+        if self.sub_queries:
+            seeding += f"-sw{self.sub_query_weight:g}"
+        tail = f"-seeds_{self.seeds}" + ("-fill_text" if self.fill == "text" else "")
         if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
-            return (f"walk-{self.ranker}-uniform-h{self.hops}-m{self.seeds_per_query}"
-                    f"-L{self.sub_queries}-a{self.alpha:g}-{self.orientation}-seeds_{self.seeds}")
-        return (f"walk-{self.ranker}-h{self.hops}-m{self.seeds_per_query}-L{self.sub_queries}"
-                f"-th{self.theta:g}-tau{self.tau:g}-b{self.beta:g}-a{self.alpha:g}"
-                f"-{self.orientation}-age_{self.age}-seeds_{self.seeds}")
+            return (f"walk-{self.ranker}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
+                    f"-{self.orientation}{tail}")
+        return (f"walk-{self.ranker}-h{self.hops}-{seeding}-th{self.theta:g}-tau{self.tau:g}"
+                f"-b{self.beta:g}-a{self.alpha:g}-{self.orientation}-age_{self.age}{tail}")
 
     def search_settings(self, base: SearchSettings, depth: int) -> SearchSettings:
         return base.model_copy(update={
             "ranker": self.ranker, "weighting": self.weighting, "hops": self.hops,
-            "seeds_per_query": self.seeds_per_query, "sub_queries": self.sub_queries,
+            "query_seeds": self.query_seeds, "seeds_per_query": self.seeds_per_query,
+            "sub_queries": self.sub_queries, "seed_rule": self.seed_rule,
+            "seed_weights": self.seed_weights, "sub_query_weight": self.sub_query_weight,
             "theta": self.theta, "tau": self.tau, "beta": self.beta, "alpha": self.alpha,
-            "orientation": self.orientation, "k": depth,
-            # The walk's own list: the report shows filling it as the "backfill" row.
-            "fill": "none",
+            "orientation": self.orientation, "k": depth, "fill": self.fill,
         })
 
 

@@ -6,7 +6,7 @@ os.environ.
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -37,13 +37,33 @@ class DatabaseSettings(BaseModel):
 
 
 class SearchSettings(BaseModel):
-    sub_queries: int = Field(5, ge=1, le=20, description="L: keyword sub-queries in the plan")
-    seeds_per_query: int = Field(
-        5, ge=1, le=100,
-        description="m: seeds kept per sub-query; 5 ships because it beat 10, 15 and 20 on "
-        "hep-th recall@50 at half the cost of 10 (docs/benchmarks/report.md)",
+    query_seeds: int = Field(
+        10, ge=0, le=100,
+        description="Top full-text hits of the query itself kept as seeds; 0 = seeds come "
+        "from the plan's sub-queries only (the Crase paper's rule). 10 ships: on hep-th the "
+        "query's own hits seed better than keyword sub-queries (docs/benchmarks/report.md)",
     )
-    seed_pool: int = Field(50, ge=1, description="Top hits per ranking considered for seeds")
+    sub_queries: int = Field(
+        0, ge=0, le=20,
+        description="L: keyword sub-queries in the plan, each searched for m more seeds; 0 "
+        "ships, because the offline planner's sub-queries lowered every figure on hep-th",
+    )
+    seeds_per_query: int = Field(5, ge=1, le=100, description="m: seeds kept per sub-query")
+    seed_pool: int = Field(50, ge=1, description="Top hits per search considered for seeds")
+    seed_rule: Literal["relevance", "relevance-and-recency"] = Field(
+        "relevance",
+        description="Which hits of a search become seeds: the most relevant (ties to the "
+        "newer), or those high in both the relevance and the recency ranking (the paper's)",
+    )
+    seed_weights: Literal["relevance", "uniform"] = Field(
+        "relevance",
+        description="The walk's restart mass per seed: relevance = 1 / rank^2 in its search "
+        "(summed over searches), uniform = the same for every seed (the paper's)",
+    )
+    sub_query_weight: float = Field(
+        0.1, ge=0, le=1,
+        description="Restart weight of a sub-query's seeds relative to the query's own search",
+    )
     hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
     theta: float = Field(
         0.4, ge=0, le=1,
@@ -59,10 +79,12 @@ class SearchSettings(BaseModel):
         "both", description="Direction the walk follows citation edges"
     )
     weighting: Literal["coverage", "uniform"] = Field(
-        "coverage",
-        description="Edge weights of the walk: coverage = Delta * age^-beta after pruning; "
-        "uniform = every neighbourhood edge weighs 1, no claims, no Delta, no pruning "
-        "(the unweighted-walk baseline of the benchmarks)",
+        "uniform",
+        description="Edge weights of the walk: coverage = Delta * age^-beta after pruning "
+        "(claims and entailment on every edge, the Crase paper's design); uniform = every "
+        "neighbourhood edge weighs 1, no claims, no Delta, no pruning. uniform ships: with "
+        "the offline cosine scorer, Delta weighting lowered recall on hep-th "
+        "(docs/benchmarks/report.md); use coverage with an entailment model endpoint",
     )
     fill: Literal["none", "text"] = Field(
         "text",
@@ -71,6 +93,12 @@ class SearchSettings(BaseModel):
     )
     max_iterations: int = Field(100, ge=1, description="PageRank iterations at most")
     tolerance: float = Field(1e-9, gt=0, description="PageRank convergence tolerance")
+
+    @model_validator(mode="after")
+    def _some_search(self) -> "SearchSettings":
+        if self.query_seeds == 0 and self.sub_queries == 0:
+            raise ValueError("no seed search: set query_seeds or sub_queries above 0")
+        return self
 
 
 class ModelEndpoint(BaseModel):

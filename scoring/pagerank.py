@@ -27,10 +27,15 @@ def personalized_pagerank(
     damping: float = 0.85,
     max_iterations: int = 100,
     tolerance: float = 1e-10,
+    source_weights: list[float] | None = None,
 ) -> FloatArray:
-    """Scores for a dense weighted adjacency matrix `weights[i, j]` = weight of i -> j."""
+    """Scores for a dense weighted adjacency matrix `weights[i, j]` = weight of i -> j.
+    `source_weights` (one per source) scale each source's teleport mass."""
     teleport = np.zeros(weights.shape[0])
-    teleport[sources] = 1.0 - damping
+    if source_weights is None:
+        teleport[sources] = 1.0 - damping
+    else:
+        np.add.at(teleport, sources, (1.0 - damping) * np.asarray(source_weights))
     step = transition_matrix(weights).T
     scores = teleport.copy()
     for _ in range(max_iterations):

@@ -85,13 +85,19 @@ def personalized_salsa(
     alpha: float = 0.15,
     max_iterations: int = 200,
     tolerance: float = 1e-12,
+    seed_weights: list[float] | None = None,
 ) -> FloatArray:
     """Authority scores of the seed-restarting SALSA walk (module doc), summing to 1
-    (zeros when no seed reaches an edge). Iterates over the edge list, O(|E|) a round."""
+    (zeros when no seed reaches an edge). `seed_weights` (one per seed) makes p the
+    weighted restart vector instead of the uniform one. Iterates over the edge list,
+    O(|E|) a round."""
     w = np.asarray(weights, dtype=np.float64)
     n = w.shape[0]
     restart = np.zeros(n)
-    restart[sorted(set(seeds))] = 1.0
+    if seed_weights is None:
+        restart[sorted(set(seeds))] = 1.0
+    else:
+        np.add.at(restart, seeds, np.asarray(seed_weights, dtype=np.float64))
     restart /= restart.sum()
     hubs_of, cited = np.nonzero(w)
     edge_weight = w[hubs_of, cited]
@@ -121,8 +127,11 @@ def salsa_scores(
     alpha: float = 0.15,
     max_iterations: int = 200,
     tolerance: float = 1e-12,
+    seed_weights: list[float] | None = None,
 ) -> FloatArray:
-    """Authority scores: personalised by `seeds` when any are given, standard otherwise."""
+    """Authority scores: personalised by `seeds` (weighted by `seed_weights`, if given)
+    when any are given, standard otherwise."""
     if seeds:
-        return personalized_salsa(weights, seeds, alpha, max_iterations, tolerance)
+        return personalized_salsa(weights, seeds, alpha, max_iterations, tolerance,
+                                  seed_weights)
     return salsa_authority(weights)

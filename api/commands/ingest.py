@@ -3,6 +3,7 @@ Semantic Scholar) and the handler of `crase db import` (bulk)."""
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 from crase.errors import SettingsError
@@ -37,6 +38,17 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     fetch.add_argument("--no-neighbours", action="store_true",
                        help="only the papers themselves, not their references and citations")
     fetch.set_defaults(handler=fetch_command)
+
+    embed = subparsers.add_parser(
+        "embed", help="store title-and-abstract embeddings for the query's dense search",
+        description="Embed every paper's title and abstract with all-MiniLM-L6-v2 (numpy, "
+                    "about 25-45 papers/s on two cores) and store the vectors on the papers, "
+                    "where the vector index serves the dense half of each search's own text "
+                    "ranking. Resumable: vectors are computed in chunks cached under "
+                    "var/vectors/, and papers that already hold one are skipped. Without it a "
+                    "search seeds from BM25 alone.")
+    embed.add_argument("--quiet", action="store_true", help="no progress lines")
+    embed.set_defaults(handler=embed_command)
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,3 +149,27 @@ def print_rejects(rejects: dict[str, int], path: Path) -> None:
     print(f"  rejects    {total:,} in {path}")
     for kind, count in sorted(rejects.items(), key=lambda item: -item[1]):
         print(f"    {kind:<20} {count:,}")
+
+
+def embed_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.scoring.embeddings import MiniLmEncoder
+    from crase.scoring.paper_vectors import load_or_build_index, store_paper_vectors
+
+    def report(stage: str) -> Callable[[int, int, float], None]:
+        def show(done: int, total: int, seconds: float) -> None:
+            if not args.quiet:
+                rate = done / seconds if seconds else 0.0
+                print(f"{stage}: {done}/{total} papers ({rate:.0f}/s)", flush=True)
+        return show
+
+    encoder = MiniLmEncoder()
+    graph = Graph.connect(settings.database)
+    try:
+        index = load_or_build_index(graph, encoder, settings.var_dir / "vectors",
+                                    progress=report("embedding"))
+        stored = store_paper_vectors(graph, index, encoder.name, progress=report("storing"))
+    finally:
+        graph.close()
+    print(f"{len(index.ids)} papers embedded, {stored} vectors stored now "
+          f"({len(index.ids) - stored} already held one).")
+    return 0

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from crase.graph import Graph
 from crase.search.audit import browser_query
 from crase.search.request import SearchRequest
+from crase.search.seeds import GIVEN, QUERY_ITSELF, Seed
 from crase.settings import SearchSettings, Settings
 
 if TYPE_CHECKING:
@@ -23,10 +24,17 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("-k", type=int, help="papers to return (default 50)")
     search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
     search.add_argument("--hops", choices=["1", "1.5", "2"], help="radius (default 1.5)")
+    search.add_argument("--query-seeds", type=int, dest="query_seeds",
+                        help="seeds from the query's own text ranking (default 10)")
+    search.add_argument("--sub-queries", type=int, dest="sub_queries",
+                        help="L: keyword sub-queries in the plan, each seeding too (default 0)")
     search.add_argument("--seeds-per-query", type=int, dest="seeds_per_query",
                         help="m: seeds kept per sub-query (default 5)")
-    search.add_argument("--sub-queries", type=int, dest="sub_queries",
-                        help="L: sub-queries in the plan (default 5)")
+    search.add_argument("--seed-weights", choices=["relevance", "uniform"],
+                        dest="seed_weights",
+                        help="restart mass per seed: 1/rank^2 (default) or equal")
+    search.add_argument("--weighting", choices=["uniform", "coverage"],
+                        help="edge weights: uniform (default) or Delta from claims (coverage)")
     search.add_argument("--theta", type=float, help="entailment threshold of a grounded claim")
     search.add_argument("--tau", type=float, help="prune edges with Delta <= tau (default 0)")
     search.add_argument("--beta", type=float, help="recency exponent (default 0.5)")
@@ -53,8 +61,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     overrides = {name: getattr(args, name) for name in (
-        "k", "ranker", "hops", "seeds_per_query", "sub_queries", "theta", "tau", "beta",
-        "orientation", "fill") if getattr(args, name) is not None}
+        "k", "ranker", "hops", "query_seeds", "sub_queries", "seeds_per_query",
+        "seed_weights", "weighting", "theta", "tau", "beta", "orientation", "fill")
+        if getattr(args, name) is not None}
     params = SearchSettings.model_validate({**settings.search.model_dump(), **overrides})
     return SearchRequest(query=args.query, params=params, reference_year=args.reference_year,
                          exclude=args.exclude)
@@ -98,7 +107,7 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
     print("Plan: " + " | ".join(result.plan))
     sub_queries = {}
     for seed in result.seeds:
-        sub_queries.setdefault(seed.paper_id, f"sub-query {seed.sub_query_index + 1}")
+        sub_queries.setdefault(seed.paper_id, seed_source(seed))
     print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  title")
     for paper in result.results:
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
@@ -111,6 +120,14 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
           f"{browser_query(result.run_id)}")
 
 
+def seed_source(seed: "Seed") -> str:
+    if seed.sub_query_index == QUERY_ITSELF:
+        return f"the query itself, text rank {seed.relevance_rank}"
+    if seed.sub_query_index == GIVEN:
+        return "the caller"
+    return f"sub-query {seed.sub_query_index}, text rank {seed.relevance_rank}"
+
+
 def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
     """Two short lines: how the walk reached the paper, and its best-grounded edge."""
     ev = paper.evidence
@@ -118,6 +135,8 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
         return ["full-text match of the query; the evidence graph did not reach it"]
     if ev.seed:
         how = f"seed (found by {seeded_by})" if seeded_by else "seed"
+        if ev.restart_share is not None:
+            how += f", {ev.restart_share:.0%} of the walk's restart mass"
     elif ev.path:
         hops = len(ev.path)
         how = f"{hops} hop{'s' if hops > 1 else ''} from seed {ev.reached_from}"
@@ -125,6 +144,10 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
         how = "reached by the walk"
     edges = [e for e in ev.edges() if e.citing_claim]
     if not edges:
+        # A uniform walk has no claims: name the citation that carried the walk here.
+        if ev.path:
+            last = ev.path[-1]
+            how += f"; via citation {last.citing} -> {last.cited}"
         return [how]
     best = max(edges, key=lambda e: e.delta)
     return [f"{how}; strongest edge {best.citing} -> {best.cited} (Delta {best.delta:.2f})",

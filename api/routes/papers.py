@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crase.api.batch_loads import load_batch
 from crase.errors import InvalidRequest, PaperNotFound
 from crase.graph import Graph
-from crase.search.seeds import escape_lucene
+from crase.search.text_ranking import escape_lucene
 from crase.settings import Settings
 
 

@@ -33,7 +33,7 @@ from crase.idea.providers import (
 from crase.idea.terms import normalise_title, title_similarity
 from crase.llm import ModelFailure, ModelRunner
 from crase.prompts.catalog import load_prompt
-from crase.search.seeds import escape_lucene
+from crase.search.text_ranking import escape_lucene
 from crase.settings import ModelEndpoint, ProviderSettings
 
 TITLE_MATCH = 0.9  # word overlap from which a corpus title resolves a recalled title

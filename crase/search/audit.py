@@ -36,10 +36,11 @@ class RunRecorder:
         self.graph.write("create_run", id=self.run_id, kind=kind, query=query,
                          params=to_json(params), started=now_iso(), backends=to_json(backends))
 
-    def record_seeds(self, seeds: list[Seed]) -> None:
+    def record_seeds(self, seeds: list[Seed], restart: dict[str, float]) -> None:
         rows = [{"paper_id": s.paper_id, "sub_query_index": s.sub_query_index,
                  "sub_query": s.sub_query, "relevance_rank": s.relevance_rank,
-                 "recency_rank": s.recency_rank} for s in seeds]
+                 "recency_rank": s.recency_rank, "weight": s.weight,
+                 "restart_share": restart.get(s.paper_id, 0.0)} for s in seeds]
         if rows:
             self.graph.write("link_run_seeds", run_id=self.run_id, rows=rows)
 

@@ -17,13 +17,13 @@ def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = No
                           ) -> SearchBackends:
     """Build once and reuse: the offline scorer keeps the embedding model in memory."""
     model = build_model_backends(settings, ModelRunner.from_settings(settings.models))
-    scorer = model.entailment
-    if scorer is None:
-        scorer = OfflineEntailmentScorer(encoder or MiniLmEncoder())
+    # One encoder (weights loaded on first use) embeds the query and, offline, the claims.
+    encoder = encoder or MiniLmEncoder()
     return SearchBackends(
         planner=model.planner or OfflinePlanner(),
         extractor=model.claims or OfflineClaimExtractor(),
-        scorer=scorer,
+        scorer=model.entailment or OfflineEntailmentScorer(encoder),
+        encoder=encoder,
     )
 
 

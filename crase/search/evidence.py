@@ -29,6 +29,10 @@ class PaperEvidence:
     strongest_edges: list[EdgeEvidence] = field(default_factory=list)
     # Not ranked by the walk: a full-text hit of the query that filled an empty place.
     text_match: bool = False
+    # A seed's place in the query's own text ranking (BM25 and embeddings fused) and its
+    # share of the walk's restart mass (1 / rank^2, normalised): why a seed stands high.
+    text_rank: int | None = None
+    restart_share: float | None = None
 
     def edges(self) -> list[EdgeEvidence]:
         return self.path + self.strongest_edges

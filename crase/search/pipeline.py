@@ -13,6 +13,7 @@ from typing import Any
 from crase.errors import CraseError, RunCancelled
 from crase.graph import Graph
 from crase.scoring.backends import ClaimExtractor, EntailmentScorer, Planner, Usage
+from crase.scoring.embeddings import MiniLmEncoder
 from crase.search.audit import RunRecorder, to_json
 from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
 from crase.search.expansion import Neighbourhood, expand
@@ -24,10 +25,19 @@ from crase.search.grounding import (
     read_claims,
     read_matrices,
 )
-from crase.search.ranking import PrunedGraph, keep_all_edges, prune, rank
+from crase.search.ranking import PrunedGraph, Walk, keep_all_edges, prune, rank
 from crase.search.request import SearchRequest
-from crase.search.seeds import Seed, find_seeds, given_seeds, unique_seed_ids
+from crase.search.seeds import (
+    QUERY_ITSELF,
+    Seed,
+    SeedRules,
+    find_seeds,
+    given_seeds,
+    restart_distribution,
+    unique_seed_ids,
+)
 from crase.search.text_fill import fill_from_text
+from crase.settings import SearchSettings
 
 
 @dataclass
@@ -35,6 +45,8 @@ class SearchBackends:
     planner: Planner
     extractor: ClaimExtractor
     scorer: EntailmentScorer
+    # Embeds the query for the vector half of its own search; None: BM25 only.
+    encoder: MiniLmEncoder | None = None
 
     def names(self) -> dict[str, str]:
         return {"planner": self.planner.name, "claims": self.extractor.name,
@@ -144,14 +156,16 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     given = request.seed_override is not None
     # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.
     uniform = p.weighting == "uniform"
+    planned = not given and p.sub_queries > 0
     with timer.stage("plan"):
-        result.plan = [] if given else backends.planner.plan(request.query, p.sub_queries)
+        result.plan = backends.planner.plan(request.query, p.sub_queries) if planned else []
     with timer.stage("seeds"):
         result.seeds = (given_seeds(request.seed_override or [], request.exclude) if given else
-                        find_seeds(graph, result.plan, p.seeds_per_query, p.seed_pool,
-                                   request.exclude))
+                        find_seeds(graph, backends.encoder, request.query, result.plan,
+                                   seed_rules(p), request.exclude))
         seed_ids = unique_seed_ids(result.seeds)
-        recorder.record_seeds(result.seeds)
+        restart = restart_distribution(result.seeds, "uniform" if given else p.seed_weights)
+        recorder.record_seeds(result.seeds, restart)
     with timer.stage("expand"):
         hood = expand(graph, seed_ids, p.hops, request.exclude)
     with timer.stage("claims"):
@@ -165,21 +179,28 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         pruned = (keep_all_edges(hood.nodes, hood.edges, hood.seeds) if uniform else
                   prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau))
     with timer.stage("rank"):
-        ranked = rank(graph, f"crase-run-{result.run_id}", pruned, p.ranker, p.orientation,
-                      request.age_reference(), 0.0 if uniform else p.beta, p.alpha, p.k,
-                      p.max_iterations, p.tolerance)
+        walk = Walk(p.ranker, p.orientation, request.age_reference(),
+                    0.0 if uniform else p.beta, p.alpha, p.k, p.max_iterations, p.tolerance)
+        ranked = rank(graph, result.run_id, pruned, walk, restart)
     with timer.stage("fill"):
-        ranked, from_text = (fill_from_text(graph, request.query, ranked, p.k, request.exclude)
+        ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
+                                            p.k, request.exclude)
                              if p.fill == "text" else (ranked, []))
     with timer.stage("evidence"):
         result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text)
+        _attach_seed_places(result.results, result.seeds, restart)
     with timer.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
-                                plan_calls=0 if given else 1)
+                                plan_calls=1 if planned else 0)
         recorder.record_considered(_considered_rows(hood, pruned))
         recorder.record_results([
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
              "evidence": _evidence_json(r.evidence)} for r in result.results])
+
+
+def seed_rules(p: SearchSettings) -> SeedRules:
+    return SeedRules(p.query_seeds, p.seeds_per_query, p.seed_pool, p.seed_rule,
+                     p.seed_weights, p.sub_query_weight)
 
 
 def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
@@ -197,6 +218,16 @@ def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, flo
     return [RankedPaper(rank, pid, round(score, 8), papers[pid]["title"] or "",
                         papers[pid]["year"], papers[pid]["authors"] or [], evidence[pid])
             for rank, (pid, score) in enumerate(ranked, start=1)]
+
+
+def _attach_seed_places(results: list[RankedPaper], seeds: list[Seed],
+                        restart: dict[str, float]) -> None:
+    text_rank = {s.paper_id: s.relevance_rank for s in seeds
+                 if s.sub_query_index == QUERY_ITSELF}
+    for paper in results:
+        paper.evidence.text_rank = text_rank.get(paper.id)
+        if paper.id in restart:
+            paper.evidence.restart_share = round(restart[paper.id], 6)
 
 
 def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: EdgeScores,

@@ -2,11 +2,17 @@
 (weights computed there), rank with personalized PageRank in GDS or SALSA in numpy, and
 always drop the projection.
 
-About PageRank scores: GDS gives each seed teleport mass (1 - d) and lets the mass of
-dangling nodes leak, while the paper sends dangling mass back to the seed distribution.
-With the seeds as the personalization set both vectors are proportional (the dangling
+The personalization vector p (the seeds' restart weights, crase/search/seeds.py) enters
+GDS through the run's own node o: o links to each seed s with weight p(s) and nothing
+links back, and the PageRank's only source node is o. With damping d, o holds (1 - d) and
+passes d (1 - d) p(s) to each seed every step, so on the papers the scores solve
+pi = d (1 - d) p + d W^T pi: GDS's personalized PageRank with teleport vector p, up to a
+constant factor. GDS 2.13 itself restarts uniformly over its source nodes only.
+
+About PageRank scores: GDS lets the mass of dangling nodes leak, while the paper sends
+dangling mass back to the seed distribution. Both vectors are proportional (the dangling
 mass re-enters exactly like extra teleport), so the ranking is the same; the scores
-reported are GDS's divided by their sum over all nodes, i.e. the paper's distribution.
+reported are GDS's divided by their sum over the papers, i.e. the paper's distribution.
 """
 
 from dataclasses import dataclass
@@ -29,7 +35,9 @@ class PrunedGraph:
 
 def prune(nodes: list[str], edges: list[Edge], delta: dict[Edge, float], seeds: list[str],
           tau: float) -> PrunedGraph:
-    """Drop edges with Delta <= tau (or no Delta), then nodes left with no edge."""
+    """Drop edges with Delta <= tau (or no Delta), then nodes left with no edge. A seed that
+    had no citation edge to begin with stays: nothing speaks against it (a corpus without
+    citations), and the walk ranks it by its own restart mass."""
     retained, pruned = {}, {}
     for edge in edges:
         value = delta.get(edge)
@@ -40,6 +48,8 @@ def prune(nodes: list[str], edges: list[Edge], delta: dict[Edge, float], seeds: 
         else:
             retained[edge] = value
     touched = {paper for edge in retained for paper in edge}
+    on_an_edge = {paper for edge in edges for paper in edge}
+    touched |= {seed for seed in seeds if seed not in on_an_edge}
     kept = [n for n in nodes if n in touched]
     dropped = {n: "no edge left after pruning" for n in nodes if n not in touched}
     return PrunedGraph(retained, kept, [s for s in seeds if s in touched], pruned, dropped)
@@ -51,43 +61,74 @@ def keep_all_edges(nodes: list[str], edges: list[Edge], seeds: list[str]) -> Pru
     return prune(nodes, edges, dict.fromkeys(edges, 1.0), seeds, tau=0.0)
 
 
-def rank(graph: Graph, projection_name: str, pruned: PrunedGraph, ranker: str,
-         orientation: str, reference_year: int, beta: float, alpha: float, k: int,
-         max_iterations: int = 100, tolerance: float = 1e-9) -> list[tuple[str, float]]:
-    """Top-k (paper id, score) over the retained graph; the projection is always dropped."""
-    if not pruned.edges or not pruned.seeds:
+@dataclass(frozen=True)
+class Walk:
+    """How the retained graph is walked."""
+
+    ranker: str  # "ppr" | "salsa"
+    orientation: str
+    reference_year: int
+    beta: float
+    alpha: float
+    k: int
+    max_iterations: int = 100
+    tolerance: float = 1e-9
+
+
+def retained_restart(restart: dict[str, float], seeds: list[str]) -> dict[str, float]:
+    """The personalization vector over the seeds that survived pruning, summing to 1 (equal
+    shares for seeds without a weight)."""
+    mass = {s: restart.get(s, 0.0) for s in seeds}
+    total = sum(mass.values())
+    if total <= 0:
+        return {s: 1.0 / len(seeds) for s in seeds} if seeds else {}
+    return {s: value / total for s, value in mass.items()}
+
+
+def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
+         restart: dict[str, float]) -> list[tuple[str, float]]:
+    """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
+    proportion to `restart`; the Run `run_id` is the walk's origin. The projection is
+    always dropped."""
+    if not pruned.seeds:
         return []
-    nodes = sorted({paper for edge in pruned.edges for paper in edge})
+    p = retained_restart(restart, pruned.seeds)
+    nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
     rows = [{"u": position[u], "v": position[v], "delta": d}
             for (u, v), d in pruned.edges.items()]
+    starts = [{"v": position[s], "w": w} for s, w in p.items() if s in position]
+    name = f"crase-run-{run_id}"
     try:
-        graph.write("project_evidence_graph", graph_name=projection_name, nodes=nodes, rows=rows,
-                    orientation=orientation, reference_year=reference_year, beta=beta)
-        if ranker == "salsa":
-            return _rank_salsa(graph, projection_name, pruned.seeds, alpha, k)
-        return _rank_pagerank(graph, projection_name, pruned.seeds, alpha, k,
-                              max_iterations, tolerance)
+        graph.write("project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
+                    rows=rows, restart=starts, orientation=walk.orientation,
+                    reference_year=walk.reference_year, beta=walk.beta)
+        if walk.ranker == "salsa":
+            return _rank_salsa(graph, name, p, walk)
+        return _rank_pagerank(graph, name, run_id, walk)
     finally:
-        graph.write("drop_projection", graph_name=projection_name)
+        graph.write("drop_projection", graph_name=name)
 
 
-def _rank_pagerank(graph: Graph, name: str, seeds: list[str], alpha: float, k: int,
-                   max_iterations: int, tolerance: float) -> list[tuple[str, float]]:
-    rows = graph.read("rank_pagerank", graph_name=name, seeds=seeds, damping=1.0 - alpha,
-                      max_iterations=max_iterations, tolerance=tolerance, k=k)
+def _rank_pagerank(graph: Graph, name: str, run_id: str, walk: Walk) -> list[tuple[str, float]]:
+    rows = graph.read("rank_pagerank", graph_name=name, origin=run_id,
+                      damping=1.0 - walk.alpha, max_iterations=walk.max_iterations,
+                      tolerance=walk.tolerance, k=walk.k)
     return [(r["id"], float(r["score"])) for r in rows]
 
 
-def _rank_salsa(graph: Graph, name: str, seeds: list[str], alpha: float,
-                k: int) -> list[tuple[str, float]]:
+def _rank_salsa(graph: Graph, name: str, restart: dict[str, float],
+                walk: Walk) -> list[tuple[str, float]]:
     rows = graph.read("stream_projected_weights", graph_name=name)
     ids = sorted({r["source"] for r in rows} | {r["target"] for r in rows})
     index = {paper: i for i, paper in enumerate(ids)}
     weights = np.zeros((len(ids), len(ids)))
     for r in rows:
         weights[index[r["source"]], index[r["target"]]] += r["w"]
-    scores = salsa_scores(weights, [index[s] for s in seeds if s in index], alpha)
+    seeds = [s for s in restart if s in index]
+    scores = salsa_scores(weights, [index[s] for s in seeds], walk.alpha,
+                          seed_weights=[restart[s] for s in seeds])
+    k = walk.k
     reached = [i for i in range(len(ids)) if scores[i] > 0]
     order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:k]
     return [(ids[i], float(scores[i])) for i in order]

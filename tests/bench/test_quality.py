@@ -54,8 +54,8 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     path = write_queries(queries, tmp_path / "fixture")
     spec = DatasetSpec("fixture", path, settings.database)
     out = tmp_path / "report"
-    options = Options(ablations=("hops", "m", "tau", "beta", "orientation"), corruption=True,
-                      subset=1)
+    options = Options(ablations=("weighting", "seed_weights", "hops", "tau", "beta",
+                                  "orientation"), corruption=True, subset=1)
 
     report = run_quality(settings, [spec], out, options, command="crase bench quality ...")
 
@@ -63,8 +63,8 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     data = results["datasets"]["fixture"]
     assert data["queries"] == 2 and data["subset"] == 1
     systems = [entry["system"] for entry in data["main"]]
-    assert systems == ["bm25", "dense", "ppr-unweighted", "crase-ppr", "crase-salsa",
-                       "recency", "hybrid"]
+    assert systems == ["bm25", "dense", "ppr-unweighted", "previous-default", "shipped",
+                       "crase-ppr", "uniform-edges", "crase-salsa", "recency", "hybrid"]
     for entry in data["main"]:
         metrics = entry["metrics"]
         assert metrics["failed"] == 0 and metrics["missing"] == 0, entry["system"]
@@ -76,9 +76,18 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     assert crase["cost"]["cold_calls_mean"] > crase["cost"]["nodes_mean"]
     unweighted = next(e for e in data["main"] if e["system"] == "ppr-unweighted")
     assert unweighted["cost"]["cold_calls_mean"] == 1  # the plan; no claims, no Delta
+    shipped = next(e for e in data["main"] if e["system"] == "shipped")
+    assert shipped["cost"]["cold_calls_mean"] == 0  # no plan, no claims, no Delta
+    assert shipped["metrics"]["recall"]["50"] > 0
+    assert "vs_shipped" in crase
 
-    assert set(data["ablations"]) >= {"hop radius", "seeds per sub-query m", "tau", "beta",
-                                      "orientation"}
+    assert set(data["ablations"]) >= {"edge weights (Delta or uniform)", "hop radius", "tau",
+                                      "beta", "orientation", "seed restart weights"}
+    weights = {row["value"]: row for row in data["ablations"]["edge weights (Delta or uniform)"]}
+    assert weights["uniform"]["shipped"] and weights["coverage"]["vs_shipped"] is not None
+    # tau only acts on Delta: its reference row is the Delta walk at tau 0.
+    taus = {row["value"]: row for row in data["ablations"]["tau"]}
+    assert taus[0.0]["shipped"] and "-th0.4-tau0-" in taus[0.0]["key"]
     hops = {row["value"]: row for row in data["ablations"]["hop radius"]}
     assert hops["1.5"]["shipped"] and hops["1.5"]["relative_cost"] == pytest.approx(1.0)
     # Same nodes for 1 and 1.5 hops; 1.5 adds the edges among the neighbours.
@@ -89,15 +98,18 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     assert set(seeds) == {"clean seeds", "lexically similar distractors", "random papers"}
 
     text = report.read_text()
-    assert "| Crase-PPR |" in text and "#### hop radius" in text and "Seed corruption" in text
+    assert "| **Shipped** (crase search as it runs by default) |" in text
+    assert "#### hop radius" in text and "Seed corruption" in text
     assert (out / "curves_fixture.png").stat().st_size > 1000
     assert (out / "corruption_fixture.png").is_file()
     per_query = list(csv.DictReader((out / "per_query_fixture.csv").open()))
-    assert {row["system"] for row in per_query} >= {"bm25", "crase-ppr", "hybrid"}
+    assert {row["system"] for row in per_query} >= {"bm25", "shipped", "crase-ppr", "hybrid"}
 
-    # Corrupted runs used as many seeds as the clean run, none of them relevant.
+    # Corrupted runs used as many seeds as the clean run (the shipped walk's own list),
+    # none of them relevant.
+    uniform = next(e for e in data["main"] if e["system"] == "uniform-edges")
     clean = [json.loads(x) for x in (out / "runs" / "fixture" /
-                                     f"{crase['key']}.jsonl").open()]
+                                     f"{uniform['key']}.jsonl").open()]
     distractor_file = next((out / "runs" / "fixture").glob("*seeds_distractor.jsonl"))
     distractor = json.loads(distractor_file.read_text().splitlines()[0])
     relevant = set(queries[0]["relevant_ids"])

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from crase.bench.corruption import random_seeds
-from crase.bench.dense_index import DenseIndex, paper_text
 from crase.bench.significance import mean_difference, pooled_difference
 from crase.bench.systems import (
     RRF_K,
@@ -15,6 +14,7 @@ from crase.bench.systems import (
     fuse_rankings,
     lucene_text,
 )
+from crase.scoring.paper_vectors import DenseIndex, paper_text
 from crase.settings import SearchSettings
 
 
@@ -72,9 +72,11 @@ def test_lucene_text_has_no_operators() -> None:
 
 
 def test_walk_keys_name_every_setting() -> None:
-    base = WalkConfig.from_settings(SearchSettings())
+    base = WalkConfig.from_settings(SearchSettings()).but(weighting="coverage")
     assert base.key() != base.but(tau=0.5).key() != base.but(age="query").key()
     assert base.but(hops="1.5").key() == base.key()
+    assert base.key() != base.but(seed_weights="uniform").key() != base.but(fill="none").key()
+    assert base.key() != base.but(query_seeds=5).key() != base.but(sub_queries=5).key()
     # The uniform walk ignores Delta, so Delta's settings do not split its runs.
     uniform = base.but(weighting="uniform")
     assert uniform.but(tau=0.5, beta=2.0, theta=0.9).key() == uniform.key()

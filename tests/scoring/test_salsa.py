@@ -97,3 +97,16 @@ def test_personalized_salsa_equals_the_dense_fixed_point_on_a_random_graph() -> 
     expected = r_t @ h
     expected /= expected.sum()
     np.testing.assert_allclose(personalized_salsa(w, seeds, alpha=alpha), expected, atol=1e-9)
+
+
+def test_weighted_restart_mixes_the_walks_of_its_seeds() -> None:
+    # Seeds s (0) and t (1) on the 5-node graph: equal weights give the uniform restart;
+    # all weight on s gives the walk seeded on s alone; in between, t's share grows c.
+    w = TWO_COMPONENTS[:5, :5]
+    np.testing.assert_allclose(salsa_scores(w, [0, 1], seed_weights=[1.0, 1.0]),
+                               salsa_scores(w, [0, 1]), atol=1e-12)
+    np.testing.assert_allclose(salsa_scores(w, [0, 1], 0.5, seed_weights=[1.0, 0.0]),
+                               salsa_scores(w, [0], 0.5), atol=1e-10)
+    more_t = salsa_scores(w, [0, 1], seed_weights=[0.2, 0.8])
+    less_t = salsa_scores(w, [0, 1], seed_weights=[0.8, 0.2])
+    assert more_t[4] > less_t[4] and more_t.sum() == pytest.approx(1.0)

@@ -14,6 +14,9 @@ from tests.sample_slice import load_sample_slice
 
 pytestmark = pytest.mark.integration
 
+# The Crase paper's pipeline, every stage on: a plan, claims, Delta and pruning (the shipped
+# default walks uniform edges from the query's own seeds and skips claims and Delta).
+PAPER = {"weighting": "coverage", "sub_queries": 5}
 
 
 def load_slice(graph: Graph, papers: int = 400) -> list[dict]:
@@ -28,7 +31,7 @@ def backends() -> SearchBackends:
 def test_search_runs_end_to_end_and_is_recorded(graph: Graph, backends: SearchBackends) -> None:
     rows = load_slice(graph)
     query = rows[0]["title"]
-    request = SearchRequest(query=query, params=SearchSettings(k=20))
+    request = SearchRequest(query=query, params=SearchSettings(k=20, **PAPER))
     result = run_search(graph, backends, request)
 
     assert 0 < len(result.results) <= 20
@@ -67,7 +70,8 @@ def test_search_runs_end_to_end_and_is_recorded(graph: Graph, backends: SearchBa
 
     # Another theta: Delta is recomputed from the stored matrices; no scorer call.
     strict = run_search(graph, backends,
-                        SearchRequest(query=query, params=SearchSettings(k=20, theta=0.6)))
+                        SearchRequest(query=query,
+                                      params=SearchSettings(k=20, theta=0.6, **PAPER)))
     assert strict.counts["edges_scored_now"] == 0
     assert strict.counts["edges_reused"] == again.counts["edges_reused"]
     assert strict.counts["retained_edges"] < c["retained_edges"]
@@ -89,7 +93,8 @@ def test_excluded_papers_never_appear(graph: Graph, backends: SearchBackends) ->
 def test_salsa_and_other_radii_run(graph: Graph, backends: SearchBackends) -> None:
     rows = load_slice(graph, 200)
     for params in (SearchSettings(ranker="salsa", k=10), SearchSettings(hops="1", k=10),
-                   SearchSettings(hops="2", k=10), SearchSettings(orientation="references")):
+                   SearchSettings(hops="2", k=10), SearchSettings(orientation="references"),
+                   SearchSettings(ranker="salsa", k=10, **PAPER)):
         result = run_search(graph, backends, SearchRequest(query=rows[1]["title"], params=params))
         assert result.results, params
 
@@ -98,7 +103,7 @@ def test_a_thin_graph_leaves_places_that_text_hits_fill(graph: Graph,
                                                        backends: SearchBackends) -> None:
     rows = load_slice(graph, 200)
     query = rows[1]["title"]
-    thin = SearchSettings(hops="1", k=500)
+    thin = SearchSettings(hops="1", k=500, **PAPER)
     walk = run_search(graph, backends,
                       SearchRequest(query=query, params=thin.model_copy(update={"fill": "none"})))
     filled = run_search(graph, backends, SearchRequest(query=query, params=thin))
@@ -117,3 +122,14 @@ def test_a_thin_graph_leaves_places_that_text_hits_fill(graph: Graph,
                              id=filled.run_id).data()
     assert len(stored) == len(filled.results)
     assert json.loads(stored[-1]["evidence"])["text_match"] is True
+
+
+def test_the_shipped_search_needs_no_model_call(graph: Graph, backends: SearchBackends) -> None:
+    rows = load_slice(graph)
+    result = run_search(graph, backends, SearchRequest(query=rows[0]["title"],
+                                                       params=SearchSettings(k=20)))
+    assert result.plan == [] and result.results
+    assert result.counts["backend_calls_planned"] == 0
+    assert result.counts["edges_pruned"] == 0
+    assert all(s.sub_query_index == 0 for s in result.seeds)
+    assert len(result.seeds) == 10

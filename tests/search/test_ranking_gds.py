@@ -1,21 +1,22 @@
 """The GDS ranking of the pipeline equals a numpy PPR on the same weighted subgraph, with
-the weights computed in the projection (delta * age^-beta) for each orientation."""
+the weights computed in the projection (delta * age^-beta) for each orientation, and with
+the seeds' restart weights entering through the run's origin node."""
 
 import numpy as np
 import pytest
 
 from crase.graph import Graph
 from crase.scoring.pagerank import personalized_pagerank
-from crase.search.ranking import PrunedGraph, rank
+from crase.search.ranking import PrunedGraph, Walk, rank
 
 pytestmark = pytest.mark.integration
 
-YEARS = {"a": 2003, "b": 2001, "c": 1999, "d": 1995, "e": 2002, "f": 1998}
+YEARS = {"a": 2003, "b": 2001, "c": 1999, "d": 1995, "e": 2002, "f": 1998, "g": 2000}
 DELTA = {("a", "b"): 0.8, ("a", "c"): 0.4, ("b", "c"): 0.6, ("e", "b"): 1.0, ("c", "d"): 0.2,
          ("e", "f"): 0.5, ("f", "d"): 0.25}
 
 
-def numpy_ranking(orientation: str, seeds: list[str], reference_year: int,
+def numpy_ranking(orientation: str, restart: dict[str, float], reference_year: int,
                   beta: float) -> dict[str, float]:
     ids = sorted(YEARS)
     index = {p: i for i, p in enumerate(ids)}
@@ -25,24 +26,54 @@ def numpy_ranking(orientation: str, seeds: list[str], reference_year: int,
         for source, target in steps[orientation]:
             age = max(1, reference_year - YEARS[target] + 1)
             weights[index[source], index[target]] += delta * age ** -beta
-    scores = personalized_pagerank(weights, [index[s] for s in seeds], 0.85, 1000, 1e-14)
+    seeds = sorted(restart)
+    scores = personalized_pagerank(weights, [index[s] for s in seeds], 0.85, 1000, 1e-14,
+                                   source_weights=[restart[s] for s in seeds])
     scores = scores / scores.sum()
     return {p: scores[index[p]] for p in ids}
 
 
-@pytest.mark.parametrize("orientation", ["references", "citing", "both"])
-def test_gds_ranking_equals_numpy(graph: Graph, orientation: str) -> None:
+def make_graph(graph: Graph, run_id: str) -> None:
     with graph.driver.session() as session:
         session.run("UNWIND $rows AS r CREATE (:Paper {id: r[0], year: r[1]})",
                     rows=[[p, y] for p, y in YEARS.items()]).consume()
         session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
                     "CREATE (u)-[:CITES]->(v)", edges=[list(e) for e in DELTA]).consume()
-    pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS), seeds=["a", "e"],
+        session.run("CREATE (:Run {id: $id})", id=run_id).consume()
+
+
+def check(graph: Graph, run_id: str, orientation: str, restart: dict[str, float],
+          seeds: list[str]) -> list[tuple[str, float]]:
+    pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS), seeds=seeds,
                          pruned_edges={}, dropped_nodes={})
-    ranked = rank(graph, f"test-{orientation}", pruned, "ppr", orientation, 2004, 0.5, 0.15,
-                  k=10, max_iterations=1000, tolerance=1e-14)
-    expected = numpy_ranking(orientation, ["a", "e"], 2004, 0.5)
+    walk = Walk("ppr", orientation, 2004, 0.5, 0.15, k=10, max_iterations=1000,
+                tolerance=1e-14)
+    ranked = rank(graph, run_id, pruned, walk, restart)
+    expected = numpy_ranking(orientation, {s: restart.get(s, 0.0) for s in seeds}, 2004, 0.5)
     for paper, score in ranked:
         assert score == pytest.approx(expected[paper], abs=1e-4)
     assert [p for p, _ in ranked] == sorted(
         [p for p in expected if expected[p] > 0], key=lambda p: (-expected[p], p))
+    return ranked
+
+
+@pytest.mark.parametrize("orientation", ["references", "citing", "both"])
+def test_gds_ranking_equals_numpy(graph: Graph, orientation: str) -> None:
+    make_graph(graph, "run-equal")
+    check(graph, "run-equal", orientation, {"a": 0.5, "e": 0.5}, ["a", "e"])
+
+
+@pytest.mark.parametrize("orientation", ["references", "both"])
+def test_weighted_restart_equals_numpy(graph: Graph, orientation: str) -> None:
+    make_graph(graph, "run-weighted")
+    ranked = check(graph, "run-weighted", orientation, {"a": 0.8, "e": 0.2}, ["a", "e"])
+    # More restart mass on a: a outranks e, and so does a's reference b over e's f.
+    order = [p for p, _ in ranked]
+    assert order.index("a") < order.index("e") and order.index("b") < order.index("f")
+
+
+def test_a_seed_without_citations_keeps_its_own_restart_mass(graph: Graph) -> None:
+    # g has no citation edge: the walk still ranks it, by its teleport share alone.
+    make_graph(graph, "run-isolated")
+    ranked = dict(check(graph, "run-isolated", "both", {"a": 0.5, "g": 0.5}, ["a", "g"]))
+    assert "g" in ranked and ranked["a"] > ranked["g"]

@@ -1,5 +1,8 @@
-"""The dense-retrieval baseline's index: all-MiniLM-L6-v2 vectors of every paper's title and
-abstract (TeX reduced to plain words), searched by cosine similarity over the whole corpus.
+"""Paper vectors: all-MiniLM-L6-v2 embeddings of every paper's title and abstract (TeX
+reduced to plain words). They serve twice: stored on the papers (`store_paper_vectors`,
+run by `crase embed`), where the `paper_embedding` vector index makes them the dense half
+of a search's own text ranking; and as the in-memory index of the dense-retrieval baseline
+of the benchmarks (`DenseIndex`), searched by cosine similarity over the whole corpus.
 
 The vectors are computed once per corpus and kept under `<var_dir>/bench/dense/<key>/`
 (`ids.json`, `vectors.npy`: float32, one unit row per paper, ids in the same order). The key
@@ -123,3 +126,23 @@ def save_atomically(path: Path, array: FloatArray) -> None:
     temporary = path.with_name(path.name + ".partial.npy")
     np.save(temporary, array)
     temporary.replace(path)
+
+
+def store_paper_vectors(graph: Graph, index: DenseIndex, model: str, batch_size: int = 1000,
+                        progress: BuildProgress | None = None) -> int:
+    """Write every vector of `index` onto its paper (idempotent: a paper already holding a
+    vector of `model` is skipped); returns the papers written."""
+    missing: list[str] = []
+    after = ""
+    while rows := graph.read("find_papers_without_embedding", model=model, after=after,
+                             limit=5000):
+        missing += [row["id"] for row in rows if row["id"] in index.row]
+        after = rows[-1]["id"]
+    started = time.perf_counter()
+    for start in range(0, len(missing), batch_size):
+        batch = missing[start:start + batch_size]
+        graph.write("set_paper_embeddings", model=model, rows=[
+            {"id": paper, "vector": index.vectors[index.row[paper]].tolist()} for paper in batch])
+        if progress:
+            progress(start + len(batch), len(missing), time.perf_counter() - started)
+    return len(missing)
