@@ -63,7 +63,9 @@ def wait_for_run(client: TestClient, run_id: str, timeout_s: float = 120.0) -> d
 
 
 # Few seeds and a deeper k, so results include papers reached by the walk, not only seeds.
-SEARCH_PARAMS = {"k": 20, "seeds_per_query": 2, "sub_queries": 2, "tau": 0.2}
+# The paper's pipeline (plan seeds, Delta, pruning): the corpus is built to show its cuts.
+SEARCH_PARAMS = {"k": 20, "seeds_per_query": 2, "sub_queries": 2, "tau": 0.2,
+                 "weighting": "coverage", "query_seeds": 0}
 
 
 def start_search(client: TestClient, **body: Any) -> str:

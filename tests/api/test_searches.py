@@ -33,7 +33,8 @@ def test_a_search_runs_to_results_with_evidence(finished_run: dict[str, Any]) ->
     assert run["params"]["params"]["theta"] == Settings().search.theta
     assert run["backends"]["entailment"].startswith("offline")
     assert run["plan"] and run["seeds"]
-    assert {s["sub_query_index"] for s in run["seeds"]} <= set(range(len(run["plan"])))
+    # Sub-query l of the plan has index l (0 would be the query's own search).
+    assert {s["sub_query_index"] for s in run["seeds"]} <= set(range(1, len(run["plan"]) + 1))
     results = run["results"]
     assert 0 < len(results) <= 20
     assert [r["rank"] for r in results] == list(range(1, len(results) + 1))

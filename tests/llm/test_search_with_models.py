@@ -60,7 +60,9 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
         assert describe_backends(backends) == "model endpoints for every role"
 
         rows = load_slice(graph)
-        request = SearchRequest(query=rows[0]["title"], params=SearchSettings(k=10))
+        # Every model role at work: a plan, claims and Delta (the paper's pipeline).
+        params = SearchSettings(k=10, sub_queries=5, weighting="coverage")
+        request = SearchRequest(query=rows[0]["title"], params=params)
         result = run_search(graph, backends, request)
         first_requests = len(server.requests)
         again = run_search(graph, backends, request)
