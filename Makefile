@@ -10,7 +10,7 @@ DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field the
 .PHONY: help setup venv jars demo test lint db-start db-stop clean
 
 help:
-	@echo "make demo   set up, start Neo4j, load the sample corpus, run a search"
+	@echo "make demo   set up, start Neo4j, load and embed the sample corpus, run a search"
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
 	@echo "make db-stop  stop the Neo4j server this project started"
 
@@ -39,6 +39,7 @@ db-stop:
 
 demo: db-start
 	$(BIN)/crase load $(SAMPLE)
+	$(BIN)/crase embed
 	$(BIN)/crase search "$(DEMO_QUERY)" -k 10
 
 test: setup

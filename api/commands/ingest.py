@@ -16,6 +16,9 @@ from crase.ingest.provider_papers import ProviderLoadReport, add_papers_from_sem
 from crase.ingest.semantic_scholar import SemanticScholarClient
 from crase.settings import Settings
 
+EMBED_HINT = ("Next: `crase embed` stores the paper vectors the query's dense search uses "
+              "(searches seed from BM25 alone until then).")
+
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     load = subparsers.add_parser(
@@ -72,6 +75,7 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         graph.close()
     print_load_report(report)
+    print(EMBED_HINT)
     return 0
 
 
@@ -136,6 +140,7 @@ def print_import_report(report: ImportReport) -> None:
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     print(f"  phases     {phases}")
     print_rejects(report.rejects, report.rejects_path)
+    print(EMBED_HINT)
 
 
 def counts_line(label: str, counts: FileCounts, rate: float) -> str:

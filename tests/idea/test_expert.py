@@ -157,7 +157,7 @@ def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
     assert [i.paper_id for i in first.ranking][0] == "g"
     assert {i.paper_id: i.evidence_source for i in first.ranking} == {
         "g": "abstract_and_fulltext", "w": "abstract", "t": "metadata_only"}
-    assert all(i.reason.startswith("Offline deterministic score") for i in first.ranking)
+    assert all(i.reason.startswith("Offline fused rank score") for i in first.ranking)
     assert all(i.reason.count(". ") <= 2 for i in first.ranking)
     assert validate_ranking(first.reply or "", entries)[0] is not None
 
