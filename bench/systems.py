@@ -23,12 +23,8 @@ from crase.scoring.embeddings import MiniLmEncoder
 from crase.scoring.paper_vectors import DenseIndex, paper_text
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
-from crase.search.text_ranking import escape_lucene
+from crase.search.text_ranking import escape_lucene, fuse
 from crase.settings import SearchSettings
-
-# Reciprocal-rank fusion constant (Cormack, Clarke and Buettcher 2009): a paper at rank r
-# of a list adds 1 / (RRF_K + r).
-RRF_K = 60
 
 
 @dataclass(frozen=True)
@@ -177,14 +173,9 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
 
 
 def fuse_rankings(rankings: list[list[str]], depth: int) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion: score(p) = sum over lists of 1 / (RRF_K + rank of p); best
-    first, ties by id."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, paper in enumerate(dict.fromkeys(ranking), start=1):
-            scores[paper] = scores.get(paper, 0.0) + 1.0 / (RRF_K + rank)
-    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return ordered[:depth]
+    """Reciprocal-rank fusion with equal weights (crase/search/text_ranking.py): score(p) =
+    sum over lists of 1 / (RRF_K + rank of p); best first, ties by id."""
+    return fuse(rankings)[:depth]
 
 
 def backfill_rankings(primary: list[str], fallback: list[str], depth: int) -> list[str]:

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 
 from crase.idea.candidates import Candidate, Decision
 from crase.idea.terms import content_stems
+from crase.search.text_ranking import RRF_K
 from crase.settings import IdeaSettings
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-RRF_K = 60
 
 
 def bm25_scores(query_terms: Sequence[str], documents: Sequence[list[str]]) -> list[float]:

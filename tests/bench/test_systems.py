@@ -7,7 +7,6 @@ import pytest
 from crase.bench.corruption import random_seeds
 from crase.bench.significance import mean_difference, pooled_difference
 from crase.bench.systems import (
-    RRF_K,
     BenchQuery,
     WalkConfig,
     backfill_rankings,
@@ -15,6 +14,7 @@ from crase.bench.systems import (
     lucene_text,
 )
 from crase.scoring.paper_vectors import DenseIndex, paper_text
+from crase.search.text_ranking import RRF_K
 from crase.settings import SearchSettings
 
 
