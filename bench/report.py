@@ -88,7 +88,9 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
     lines += stage_table(data["main"])
     if "ablations" in data:
         lines += [f"### Ablations (first {data['subset']} queries)", "",
-                  "One setting changed at a time from the shipped configuration (marked *). "
+                  "One setting changed at a time from the shipped configuration (marked *; "
+                  "tau, beta and theta act on Delta only, so their tables vary the "
+                  "Delta-weighted walk, and their * row is that walk). "
                   "|V|, |E|: median neighbourhood size before pruning; retained: after. "
                   "Cold calls: model calls a run with nothing stored needs (1 plan call + "
                   "one claim call per paper + one entailment call per edge); relative cost: "
@@ -97,8 +99,8 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
             lines += [f"#### {label}", "", *ablation_table(rows), ""]
     if "corruption" in data:
         lines += [f"### Seed corruption (first {data['subset']} queries)", "",
-                  "Each query's seeds are replaced by as many corrupted ones; expansion, "
-                  "Delta, pruning and PPR run unchanged.", "",
+                  "Each query's seeds are replaced by as many corrupted ones (equal "
+                  "restart weights); expansion and the shipped walk run unchanged.", "",
                   *corruption_table(data["corruption"]), "",
                   f"![Seed corruption, {name}](corruption_{name}.png)", ""]
         plot_curves([{"system": row["seeds"], "metrics": row["metrics"]}
