@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.embeddings import MiniLmEncoder
 from crase.scoring.paper_vectors import paper_text
@@ -21,6 +22,7 @@ from crase.scoring.paper_vectors import paper_text
 LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 RRF_K = 60
 BM25_WEIGHT = 0.5
+VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,16 @@ def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> lis
 
 def vector_hits(graph: Graph, encoder: MiniLmEncoder, text: str, limit: int,
                 excluded: list[str]) -> list[Hit]:
-    """Nearest papers by embedding, best first; none when no paper has an embedding."""
+    """Nearest papers by embedding, best first; none when no paper has an embedding, or
+    when the database predates the vector index (`crase db init` adds it)."""
     vector = encoder.encode([paper_text(text, "")])[0]
-    rows = graph.read("search_papers_vector", vector=[float(x) for x in vector], limit=limit,
-                      excluded=excluded)
+    try:
+        rows = graph.read("search_papers_vector", vector=[float(x) for x in vector],
+                          limit=limit, excluded=excluded)
+    except DatabaseError as err:
+        if VECTOR_INDEX not in str(err):
+            raise
+        return []
     return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
 
 
