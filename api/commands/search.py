@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search = subparsers.add_parser(
         "search", help="evidence-graph search for a research question",
-        description="Plan, seed, expand to the citation neighbourhood, ground every edge in "
-                    "claims, prune, rank with personalized PageRank (or SALSA), and explain.")
+        description="Seed from the query's own text ranking (and the plan's sub-queries, if "
+                    "any), expand to the citation neighbourhood, rank with personalized "
+                    "PageRank (or SALSA) restarting at the seeds by text relevance, and "
+                    "explain; --weighting coverage grounds every edge in claims first.")
     search.add_argument("query", help="the research question, in quotes")
     search.add_argument("-k", type=int, help="papers to return (default 50)")
     search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
@@ -104,7 +106,8 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
               f"{c['results_from_text']} full-text matches fill the rest (--fill none: "
               f"the walk's list alone)")
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
-    print("Plan: " + " | ".join(result.plan))
+    print("Plan: " + (" | ".join(result.plan) if result.plan
+                      else "no sub-queries; the query's own text ranking seeds"))
     sub_queries = {}
     for seed in result.seeds:
         sub_queries.setdefault(seed.paper_id, seed_source(seed))
