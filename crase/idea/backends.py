@@ -57,6 +57,8 @@ class IdeaBackends:
     providers: ProviderSettings | None = None  # external providers; None = never probed
     runs_dir: Path | None = None  # where audit files go; None = graph only
     cache: ReplyCache | None = None  # valid model replies reused within and across runs
+    # Embeds the idea for its own text ranking (crase/search/text_ranking.py); None: BM25.
+    encoder: TextEncoder | None = None
 
     def names(self) -> dict[str, str]:
         return {"structuring": self.structurer.name, "recall": self.recaller.name,
@@ -100,6 +102,7 @@ def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
         expert=expert, reporter=reporter, providers=settings.providers,
         runs_dir=settings.var_dir / "runs",
         cache=ReplyCache(models.cache_dir) if models.cache_enabled else None,
+        encoder=encoder,
     )
 
 

@@ -15,18 +15,23 @@ in its place.
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, Literal, Protocol
 
+from crase.graph import Graph
 from crase.idea import roles
 from crase.idea.candidates import Candidate
 from crase.idea.structuring import IdeaStructure
 from crase.llm import ModelFailure, ModelRunner, validate_reply
 from crase.prompts.catalog import load_prompt
 from crase.prompts.replies import ExpertRankingReply, check_expert_ranking
+from crase.search.text_ranking import Encoder, query_hits
 from crase.settings import ModelEndpoint
+
+# How deep the idea's own text ranking is read for the expert's text-rank signal.
+TEXT_RANK_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -56,9 +61,18 @@ class Expert(Protocol):
              entries: Sequence[roles.ShortlistEntry]) -> ExpertOutcome: ...
 
 
-def shortlist_entries(shortlist: Sequence[Candidate]) -> list[roles.ShortlistEntry]:
-    """What the expert is given per work: the abstract, the assessment, the PDF outcome and
-    only the windows actually acquired and selected."""
+def idea_text_ranks(graph: Graph, encoder: Encoder | None, idea: str,
+                    excluded: list[str]) -> dict[str, int]:
+    """Paper id -> place in the idea's own text ranking (crase/search/text_ranking.py), to
+    TEXT_RANK_DEPTH."""
+    hits = query_hits(graph, encoder, idea, TEXT_RANK_DEPTH, excluded)
+    return {hit.id: rank for rank, hit in enumerate(hits, start=1)}
+
+
+def shortlist_entries(shortlist: Sequence[Candidate],
+                      text_ranks: Mapping[str, int] | None = None) -> list[roles.ShortlistEntry]:
+    """What the expert is given per work: the abstract, the assessment, the PDF outcome,
+    only the windows actually acquired and selected, and the work's text rank."""
     entries = []
     for candidate in shortlist:
         record = candidate.primary
@@ -73,6 +87,7 @@ def shortlist_entries(shortlist: Sequence[Candidate]) -> list[roles.ShortlistEnt
                                   venue=record.venue),
             work_id=candidate.work_id, pdf_status=pdf_status, windows=windows,
             assessment=compact_assessment(candidate),
+            text_rank=(text_ranks or {}).get(candidate.paper_id),
         ))
     return entries
 

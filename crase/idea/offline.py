@@ -16,15 +16,17 @@ result is never mistaken for a model's.
   3 if s >= 0.55 and c >= 0.5; 2 if s >= 0.45, or s >= 0.35 and c >= 0.5; 1 if s >= 0.25 or
   c > 0; else 0. task_similarity = s; method_similarity = the share of mechanism terms
   present (the facet share when the idea names no mechanism). No abstract: no grade.
-- Expert (`offline-expert-fused@2`): a deterministic scorer, not a model. The shortlist is
-  ranked by each signal: idea-abstract cosine (title only when there is no abstract),
-  BM25 of the idea's terms within the shortlist, the grade (when graded), and the best
-  cosine of the idea and a supplied PDF window (when windows were supplied); the rankings
-  are fused by reciprocal rank, the cosine weighing 1 and the others 0.5 each (the fusion
-  and weights of the search's own text ranking, crase/search/text_ranking.py). A work
-  without a signal is left out of that ranking, not put last. Top min(5, n) by fused
-  score, ties by shortlist order; its reply passes the same validation as a model's. On
-  CSFCube this raised Hit@5 from 0.674 (the earlier weighted mean) to 0.744.
+- Expert (`offline-expert-fused@3`): a deterministic scorer, not a model. The shortlist is
+  ranked by each signal: idea-abstract cosine (title only when there is no abstract), the
+  work's place in the idea's own text ranking over the corpus (BM25 and embeddings fused,
+  as the search ranks a query; top 200), BM25 of the idea's terms within the shortlist,
+  the grade (when graded), and the best cosine of the idea and a supplied PDF window (when
+  windows were supplied); the rankings are fused by reciprocal rank, the cosine and the
+  text rank weighing 1 and the others 0.5 each (the fusion and weights of the search's own
+  text ranking, crase/search/text_ranking.py). A work without a signal is left out of that
+  ranking, not put last. Top min(5, n) by fused score, ties by shortlist order; its reply
+  passes the same validation as a model's. Hit@5 on CSFCube: 0.674 with the earlier
+  weighted mean of scores, 0.744 with the fusion, 0.791 with the text rank added.
 - Report (`offline-report-template@1`): the synthesis laid out in the report's sections.
 """
 
@@ -53,15 +55,15 @@ from crase.settings import IdeaSettings
 
 STRUCTURER = "offline-keyphrases"
 ASSESSOR = "offline-minilm-coverage@1"
-EXPERT = "offline-expert-fused@2"
+EXPERT = "offline-expert-fused@3"
 REPORTER = "offline-report-template@1"
 
 # Grade thresholds of the offline assessor (cosine of all-MiniLM-L6-v2 unit vectors).
 HIGH_SIMILARITY, PARTIAL_SIMILARITY, WEAK_PARTIAL, ADJACENT_SIMILARITY = 0.55, 0.45, 0.35, 0.25
 FACET_MAJORITY = 0.5
 # Weights of the offline expert's rankings in the reciprocal-rank fusion.
-EXPERT_WEIGHTS = {"similarity": 1.0, "lexical": BM25_WEIGHT, "grade": BM25_WEIGHT,
-                  "fulltext": BM25_WEIGHT}
+EXPERT_WEIGHTS = {"similarity": 1.0, "text_rank": 1.0, "lexical": BM25_WEIGHT,
+                  "grade": BM25_WEIGHT, "fulltext": BM25_WEIGHT}
 
 MECHANISM_MARKER = re.compile(r"\b(using|uses|use|by|with|via|through|based on|relying on)\b",
                               re.IGNORECASE)
@@ -324,7 +326,9 @@ class OfflineExpert:
                 parts["grade"] = grade_value / 3
             if i in best_window:
                 parts["fulltext"] = max(best_window[i][0], 0.0)
-            results.append({"parts": parts, "grade": grade_value,
+            if entry.text_rank is not None:
+                parts["text_rank"] = 1.0 / entry.text_rank  # higher is better, as the others
+            results.append({"parts": parts, "grade": grade_value, "text_rank": entry.text_rank,
                             "covered": (entry.assessment or {}).get("covered_facets") or [],
                             "has_abstract": entry.paper.has_abstract,
                             "window_page": best_window.get(i, (0.0, None))[1]})
@@ -350,6 +354,8 @@ def describe(signal: dict[str, Any]) -> str:
     if "grade" in parts:
         covered = ", ".join(signal["covered"]) or "no facet"
         first += f", grade {signal['grade']} covering {covered}"
+    if signal["text_rank"] is not None:
+        first += f", rank {signal['text_rank']} in the idea's own text ranking"
     second = (f"Best PDF window on page {signal['window_page']} has cosine "
               f"{parts['fulltext']:.2f}." if "fulltext" in parts
               else "No PDF window was supplied, which counts neither for nor against it.")

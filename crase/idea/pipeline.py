@@ -29,7 +29,7 @@ from crase.idea.discovery import (
     search_fulltext,
     search_provider,
 )
-from crase.idea.expert import ExpertOutcome, shortlist_entries
+from crase.idea.expert import ExpertOutcome, idea_text_ranks, shortlist_entries
 from crase.idea.identity import IdentityRegistry, apply_eligibility
 from crase.idea.neighbour_gate import GateReport, run_gate
 from crase.idea.pdf_acquisition import PdfSources, acquire_pdfs
@@ -220,8 +220,9 @@ def _discover_and_rank(graph: Graph, backends: IdeaBackends, state: RunState,
             timeout_s=params.pdf_timeout_s, max_bytes=params.pdf_max_bytes)
         acquire_pdfs(state.shortlist, sources, structure.idea_terms(), params)
     with clock.stage("expert"):
+        ranks = idea_text_ranks(graph, backends.encoder, structure.idea, request.exclude)
         state.expert = backends.expert.rank(runner, structure,
-                                            shortlist_entries(state.shortlist))
+                                            shortlist_entries(state.shortlist, ranks))
         _apply_ranking(state)
     if request.mode == "full_report":
         with clock.stage("report"):

@@ -81,6 +81,9 @@ class ShortlistEntry:
     pdf_status: PdfStatus
     windows: tuple[EvidenceWindow, ...] = ()
     assessment: dict[str, Any] | None = None  # the earlier grade and notes, as recorded
+    # The work's place in the idea's own text ranking (BM25 and embeddings fused, as the
+    # search ranks a query); None beyond its depth. Not sent to a model.
+    text_rank: int | None = None
 
     @property
     def supplied(self) -> SuppliedEvidence:

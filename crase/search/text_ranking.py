@@ -12,10 +12,13 @@ is BM25's alone.
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 from crase.errors import DatabaseError
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
 from crase.scoring.paper_vectors import paper_text
 
 # Lucene's query syntax characters; a query is searched as plain words.
@@ -23,6 +26,13 @@ LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 RRF_K = 60
 BM25_WEIGHT = 0.5
 VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
+
+
+class Encoder(Protocol):
+    """What embeds a query: all-MiniLM-L6-v2, as the stored paper vectors (the search's
+    MiniLmEncoder, or the idea workflow's cached one)."""
+
+    def encode(self, texts: list[str]) -> NDArray[np.float32]: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> lis
     return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
 
 
-def vector_hits(graph: Graph, encoder: MiniLmEncoder, text: str, limit: int,
+def vector_hits(graph: Graph, encoder: Encoder, text: str, limit: int,
                 excluded: list[str]) -> list[Hit]:
     """Nearest papers by embedding, best first; none when no paper has an embedding, or
     when the database predates the vector index (`crase db init` adds it)."""
@@ -73,7 +83,7 @@ def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = No
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def query_hits(graph: Graph, encoder: MiniLmEncoder | None, query: str, limit: int,
+def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
                excluded: list[str]) -> list[Hit]:
     """The query's own ranking: BM25 and vector hits fused (BM25 alone without an encoder
     or without stored embeddings); each hit's score is its fused score."""

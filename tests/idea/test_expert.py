@@ -162,6 +162,28 @@ def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
     assert validate_ranking(first.reply or "", entries)[0] is not None
 
 
+def test_the_offline_expert_weighs_the_idea_s_own_text_ranking() -> None:
+    from dataclasses import replace
+
+    from crase.idea.offline import OfflineExpert
+
+    # Two works the other signals cannot tell apart; the text rank decides, both ways.
+    paper = "Graph passing few shot image classification."
+    a = roles.ShortlistEntry(roles.IdeaPaper("a", "Graph few shot", paper, 2020), "a",
+                             "unavailable", (), {"grade": 2})
+    b = roles.ShortlistEntry(roles.IdeaPaper("b", "Graph few shot", paper, 2020), "b",
+                             "unavailable", (), {"grade": 2})
+    expert = OfflineExpert(FixedEncoder())
+    ranked = expert.rank(ModelRunner(), structure(), [a, replace(b, text_rank=1)])
+    assert [i.paper_id for i in ranked.ranking] == ["b", "a"]
+    assert "rank 1 in the idea's own text ranking" in ranked.ranking[0].reason
+    ranked = expert.rank(ModelRunner(), structure(), [b, replace(a, text_rank=3)])
+    assert [i.paper_id for i in ranked.ranking] == ["a", "b"]
+    # Without text ranks, ties keep shortlist order.
+    assert [i.paper_id for i in expert.rank(ModelRunner(), structure(), [b, a]).ranking] == \
+        ["b", "a"]
+
+
 def test_model_expert_receives_only_the_material_supplied() -> None:
     outcome, server = run_model_expert(GOOD)
     user = server.requests[0]["messages"][1]["content"]

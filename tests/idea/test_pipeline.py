@@ -45,7 +45,7 @@ def test_offline_run_returns_five_works_with_a_full_audit(
     assert result.status == "done" and result.outcome == "done", result.incomplete
     assert [p.rank for p in result.papers] == [1, 2, 3, 4, 5]
     assert len({p.work_id for p in result.papers}) == 5
-    assert result.ranking["backend"] == "offline-expert-fused@2"
+    assert result.ranking["backend"] == "offline-expert-fused@3"
     audit = result.audit
     works = candidates_by_id(audit)
     assert "src" not in works and all("src" not in c["versions"][0]["id"] or False
