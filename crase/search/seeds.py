@@ -5,7 +5,8 @@ The searches are the query itself (its words, as the researcher wrote them) and,
 plan has sub-queries, one search per sub-query. From each search the top hits are kept:
 `query_seeds` from the query's own search, m from each sub-query's.
 
-Which hits: by relevance (Lucene BM25), ties to the newer paper; or, with
+Which hits: the most relevant, in the search's own order (BM25 and embeddings fused for
+the query itself, crase/search/text_ranking.py; BM25 for a sub-query); or, with
 `seed_rule="relevance-and-recency"`, the Crase paper's rule: hits high in both the relevance
 and the recency ranking (a hit's seed rank is the worse of its two ranks; taking the first
 m by seed rank equals growing a window over both rankings until m papers are inside both).
@@ -16,14 +17,13 @@ w / r^2 (the query's own search weighs 1, a sub-query `sub_query_weight`), summe
 searches that found it and normalised; with "uniform" every seed gets the same share, as in
 the paper. Relevance weights measured on hep-th: the walk then stays near the best text hits,
 so a seed at relevance rank 9 no longer takes a top place by teleport mass alone
-(docs/benchmarks/report.md, "seed weights").
+(docs/benchmarks/report.md, "seed restart weights").
 """
 
 from dataclasses import dataclass
 
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.search.text_ranking import Hit, query_hits, search_hits
+from crase.search.text_ranking import Encoder, Hit, query_hits, search_hits
 
 QUERY_ITSELF = 0  # sub_query_index of the query's own search; sub-query l has index l
 GIVEN = -1  # sub_query_index of seeds named by the caller
@@ -75,7 +75,7 @@ def restart_weight(relevance_rank: int, weights: str, search_weight: float) -> f
     return search_weight / relevance_rank ** RANK_EXPONENT
 
 
-def find_seeds(graph: Graph, encoder: MiniLmEncoder | None, query: str, plan: list[str],
+def find_seeds(graph: Graph, encoder: Encoder | None, query: str, plan: list[str],
                rules: SeedRules, excluded: list[str]) -> list[Seed]:
     """Every (search, seed) pair; a paper may be brought by several searches. The query's
     own search fuses BM25 and embedding hits (crase/search/text_ranking.py); a sub-query is

@@ -9,11 +9,10 @@ the list comes from here (docs/benchmarks/report.md).
 """
 
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.search.text_ranking import query_hits
+from crase.search.text_ranking import Encoder, query_hits
 
 
-def fill_from_text(graph: Graph, encoder: MiniLmEncoder | None, query: str,
+def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
                    ranked: list[tuple[str, float]], k: int,
                    excluded: list[str]) -> tuple[list[tuple[str, float]], list[str]]:
     """The walk's ranking plus, while it is shorter than k, full-text hits it lacks (with
