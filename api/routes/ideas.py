@@ -10,7 +10,7 @@ from typing import Any
 
 from litestar import Controller, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody
+from litestar.params import FromPath, JSONBody
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crase.api.runs import RunRegistry
@@ -74,5 +74,5 @@ class IdeaController(Controller):
 
     @get("/{run_id:str}/audit", sync_to_thread=True,
          summary="The audit of an idea run: every candidate, gate, budget and decision")
-    def get_audit(self, run_id: str, graph: NamedDependency[Graph]) -> dict[str, Any]:
+    def get_audit(self, run_id: FromPath[str], graph: NamedDependency[Graph]) -> dict[str, Any]:
         return export_idea_audit(graph, run_id)

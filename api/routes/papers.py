@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, get, post
 from litestar.di import NamedDependency
-from litestar.params import JSONBody, Parameter
+from litestar.params import FromPath, JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from crase.api.batch_loads import load_batch
@@ -54,7 +54,7 @@ class PaperController(Controller):
 
     @get("/{paper_id:path}", sync_to_thread=True,
          summary="One paper with its citation counts and claims")
-    def get_paper(self, paper_id: str, graph: NamedDependency[Graph]) -> dict[str, Any]:
+    def get_paper(self, paper_id: FromPath[str], graph: NamedDependency[Graph]) -> dict[str, Any]:
         paper_id = paper_id.lstrip("/")
         rows = graph.read("read_paper", id=paper_id)
         if not rows:

@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import Parameter
+from litestar.params import FromPath, Parameter
 
 from crase.api.exports import ExportFormat, export_run
 from crase.api.run_views import describe_run, evidence_graph, read_run_record
@@ -19,19 +19,19 @@ class RunController(Controller):
 
     @get("/{run_id:str}", sync_to_thread=True,
          summary="A run: status, progress per stage, plan, counts, results with evidence")
-    def get_run(self, run_id: str, graph: NamedDependency[Graph],
+    def get_run(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                 registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
         return describe_run(graph, run_id, registry.get(run_id))
 
     @get("/{run_id:str}/graph", sync_to_thread=True,
          summary="A finished run's evidence graph: papers considered and edges with Delta")
-    def get_evidence_graph(self, run_id: str, graph: NamedDependency[Graph],
+    def get_evidence_graph(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                            registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
         return evidence_graph(graph, run_id, registry.get(run_id))
 
     @post("/{run_id:str}/cancel", status_code=202, sync_to_thread=True,
           summary="Cancel a queued or running run (it stops before its next stage)")
-    def cancel_run(self, run_id: str, graph: NamedDependency[Graph],
+    def cancel_run(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                    registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
         run = registry.cancel(run_id)
         if run is not None:
@@ -46,7 +46,7 @@ class RunController(Controller):
 
     @get("/{run_id:str}/export", sync_to_thread=True,
          summary="A finished run's results as JSON, CSV, BibTeX or RIS")
-    def export_results(self, run_id: str, graph: NamedDependency[Graph],
+    def export_results(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                        registry: NamedDependency[RunRegistry],
                        format: Annotated[ExportFormat, Parameter(  # the query's own name
                            description="json, csv, bibtex or ris")] = ExportFormat.JSON,
