@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crase.errors import CraseError, RunCancelled
+from crase.errors import RunCancelled
 from crase.graph import Graph
 from crase.idea.assessment import assess_candidates
 from crase.idea.audit import IdeaRunRecorder, browser_query, write_audit_file
@@ -153,7 +153,8 @@ def run_idea(graph: Graph, backends: IdeaBackends, request: IdeaRequest,
     clock = StageClock(should_cancel, progress)
     try:
         _run_stages(graph, backends, state, clock)
-    except CraseError as err:
+    except BaseException as err:
+        # Any error or interrupt closes the Run, so no idea Run stays 'running'.
         outcome = "cancelled" if isinstance(err, RunCancelled) else "failed"
         _finish(recorder, backends, state, clock, outcome, f"{type(err).__name__}: {err}")
         raise

@@ -191,6 +191,22 @@ def test_every_expert_validation_failure_is_a_ranking_failure_on_record(
     assert ranks["n"] > 0 and ranks["ranked"] == 0
 
 
+def test_an_unexpected_error_closes_the_run_as_failed(
+        corpus: Graph, offline_backends: IdeaBackends) -> None:
+    class Broken:
+        name = "broken"
+
+        def structure(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("not a CraseError")
+
+    offline_backends.structurer = Broken()  # type: ignore[assignment]
+    with pytest.raises(RuntimeError):
+        run_idea(corpus, offline_backends, request(), run_id="broken-run")
+    run = graph_rows(corpus, "MATCH (r:Run {id: 'broken-run'}) RETURN r.status AS status, "
+                             "r.error AS error")[0]
+    assert run["status"] == "failed" and run["error"] == "RuntimeError: not a CraseError"
+
+
 def test_a_cancelled_run_keeps_what_it_decided(
         corpus: Graph, offline_backends: IdeaBackends) -> None:
     stages: list[str] = []

@@ -133,3 +133,25 @@ def test_the_shipped_search_needs_no_model_call(graph: Graph, backends: SearchBa
     assert result.counts["edges_pruned"] == 0
     assert all(s.sub_query_index == 0 for s in result.seeds)
     assert len(result.seeds) == 10
+
+
+def test_an_unexpected_error_closes_the_run_as_failed(graph: Graph,
+                                                      backends: SearchBackends) -> None:
+    rows = load_slice(graph, 50)
+
+    class Broken:
+        name = "broken"
+        usage = backends.planner.usage
+
+        def plan(self, query: str, count: int) -> list[str]:
+            raise RuntimeError("not a CraseError")
+
+    broken = SearchBackends(Broken(), backends.extractor, backends.scorer,  # type: ignore[arg-type]
+                            backends.encoder)
+    request = SearchRequest(query=rows[0]["title"], params=SearchSettings(sub_queries=1))
+    with pytest.raises(RuntimeError):
+        run_search(graph, broken, request, run_id="broken-search")
+    with graph.driver.session() as session:
+        run = session.run("MATCH (r:Run {id: 'broken-search'}) RETURN r.status AS status, "
+                          "r.error AS error").single()
+    assert run["status"] == "failed" and run["error"] == "RuntimeError: not a CraseError"
