@@ -13,8 +13,9 @@ The query's source paper is never a seed (it is excluded from everything).
 
 import random
 
-from crase.bench.systems import BenchQuery, lucene_text
+from crase.bench.systems import BenchQuery
 from crase.graph import Graph
+from crase.search.text_ranking import lucene_text
 
 RANDOM_SALT = "crase-seed-corruption"
 

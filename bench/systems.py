@@ -23,7 +23,7 @@ from crase.scoring.embeddings import MiniLmEncoder
 from crase.scoring.paper_vectors import DenseIndex, paper_text
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
-from crase.search.text_ranking import escape_lucene, fuse
+from crase.search.text_ranking import fuse, search_hits
 from crase.settings import SearchSettings
 
 
@@ -120,18 +120,12 @@ class WalkConfig:
         })
 
 
-def lucene_text(query: str) -> str:
-    """The query as plain Lucene terms: lower case (so AND/OR/NOT are words, not operators;
-    the analyzer lower-cases anyway) with the syntax characters escaped."""
-    return escape_lucene(query.lower())
-
-
 def bm25_system(graph: Graph, depth: int) -> System:
+    """The full-text index with the whole query, as a search's BM25 half queries it."""
     def search(query: BenchQuery) -> SystemRun:
         started = time.perf_counter()
-        rows = graph.read("search_papers_fulltext", query=lucene_text(query.text),
-                          limit=depth, excluded=[query.source_id])
-        return SystemRun([r["id"] for r in rows], [float(r["score"]) for r in rows],
+        hits = search_hits(graph, query.text, depth, [query.source_id])
+        return SystemRun([h.id for h in hits], [h.score for h in hits],
                          time.perf_counter() - started)
     return search
 

@@ -47,10 +47,15 @@ def escape_lucene(text: str) -> str:
     return LUCENE_SPECIAL.sub(r"\\\1", text).strip()
 
 
+def lucene_text(text: str) -> str:
+    """Text as plain Lucene terms: lower case (so AND/OR/NOT are words, not operators; the
+    analyzer lower-cases anyway) with the syntax characters escaped."""
+    return escape_lucene(text.lower())
+
+
 def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> list[Hit]:
     """BM25 hits, best first."""
-    # Lower case, so that words such as AND or NOT in a question stay words.
-    escaped = escape_lucene(text.lower())
+    escaped = lucene_text(text)
     if not escaped:
         return []
     rows = graph.read("search_papers_fulltext", query=escaped, limit=limit, excluded=excluded)

@@ -11,10 +11,9 @@ from crase.bench.systems import (
     WalkConfig,
     backfill_rankings,
     fuse_rankings,
-    lucene_text,
 )
 from crase.scoring.paper_vectors import DenseIndex, paper_text
-from crase.search.text_ranking import RRF_K
+from crase.search.text_ranking import RRF_K, lucene_text
 from crase.settings import SearchSettings
 
 
