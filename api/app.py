@@ -43,8 +43,8 @@ from crase.errors import (
     SettingsError,
 )
 from crase.graph import Graph
-from crase.idea.backends import build_idea_backends
-from crase.search.backends import build_search_backends
+from crase.idea.roles.from_settings import build_idea_backends
+from crase.search.roles.from_settings import build_search_backends
 from crase.settings import Settings
 
 # The one place errors become HTTP statuses; a subclass maps like its nearest listed base.

@@ -3,17 +3,18 @@ node), its results with evidence, and its evidence graph as nodes and edges.
 
 The graph is the record; the registry adds what only this server knows while the run
 lives (queued, the stage it is in, per-stage progress) and what a crash left unrecorded.
+
+The evidence graph's Delta and prune verdicts come from the rules in crase.scoring.delta, the
+ones the search itself applied, so the view says what the run did.
 """
 
 import json
 from typing import Any
 
-import numpy as np
-
-from crase.api.runs import FINISHED, SEARCH_STAGES, TrackedRun
+from crase.api.runs import FINISHED, STAGES, TrackedRun
 from crase.errors import InvalidRequest, RunNotFinished, RunNotFound
 from crase.graph import Graph
-from crase.scoring.delta import coverage_affinity
+from crase.scoring.delta import EdgeVerdict, judge_delta, stored_coverage_affinity
 
 
 def parse_json(text: str | None, default: Any) -> Any:
@@ -37,7 +38,8 @@ def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
 def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     """Progress of a run this server does not track, from the timings it recorded."""
     timings = record["timings"]
-    known = SEARCH_STAGES if record["kind"] == "search" else ()
+    # A finished run's timings name every stage it ran; others show what was still to come.
+    known = () if record["status"] == "done" else STAGES.get(record["kind"], ())
     stages = {name: {"state": "done" if name in timings else "pending", "done": None,
                      "total": None} for name in (*known, *timings)}
     return {"stage": None, "stages": stages}
@@ -124,23 +126,28 @@ def split_backend(name: str) -> tuple[str, str]:
 
 def judge_edge(row: dict[str, Any], theta: float, tau: float, scorer: str, version: str,
                kept: set[str]) -> dict[str, Any]:
-    delta: float | None = None
-    if row["scorer"] is None:
-        reason = "not scored"
-    elif (row["scorer"], row["scorer_version"]) != (scorer, version):
-        reason = f"scored by {row['scorer']}@{row['scorer_version']}, not the run's scorer"
-    else:
-        delta = stored_delta_at(row, theta)
-        reason = "retained" if delta > tau else f"delta {delta:.3f} <= tau {tau:g}"
-    retained = reason == "retained" and row["citing"] in kept and row["cited"] in kept
+    """One edge of the view: Delta at the run's theta and the prune rule's verdict on it;
+    retained only when both its papers were kept by the run as well."""
+    foreign = foreign_score(row, scorer, version)
+    delta = None if foreign or row["scorer"] is None else stored_delta_at(row, theta)
+    verdict = EdgeVerdict(False, foreign) if foreign else judge_delta(delta, tau)
+    retained = verdict.kept and row["citing"] in kept and row["cited"] in kept
     return {"citing": row["citing"], "cited": row["cited"],
             "delta": None if delta is None else round(delta, 6),
-            "retained": retained, "reason": reason}
+            "retained": retained, "reason": verdict.reason}
+
+
+def foreign_score(row: dict[str, Any], scorer: str, version: str) -> str | None:
+    """Why the edge's stored score does not count for the run: another scorer (or version)
+    wrote it. None when the run's scorer did, or when nothing did."""
+    if row["scorer"] is None or (row["scorer"], row["scorer_version"]) == (scorer, version):
+        return None
+    return f"scored by {row['scorer']}@{row['scorer_version']}, not the run's scorer"
 
 
 def stored_delta_at(row: dict[str, Any], theta: float) -> float:
-    """Delta at the run's theta: stored when scored at that theta, else from the matrix."""
+    """Delta at the run's theta: as stored when scored at that theta (the query then sends no
+    matrix), else from the stored matrix."""
     if row["matrix"] is None:
         return float(row["delta"])
-    matrix = np.asarray(row["matrix"], dtype=float).reshape(row["rows"], row["cols"])
-    return float(coverage_affinity(matrix, theta))
+    return stored_coverage_affinity(row["matrix"], row["rows"], row["cols"], theta)

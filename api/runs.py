@@ -18,31 +18,29 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from crase.errors import CraseError, RunCancelled, RunNotCancellable, SettingsError
 from crase.graph import Graph
-from crase.idea.backends import IdeaBackends
+from crase.idea.pipeline import STAGES as IDEA_STAGES
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
-from crase.search.audit import RunRecorder
+from crase.idea.roles.from_settings import IdeaBackends
+from crase.run_lifecycle import now_iso, record_cancelled_before_start
+from crase.search.pipeline import STAGES as SEARCH_STAGES
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
 
 RunStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
-# The pipeline's stages in the order it runs them. It asks `should_cancel` once before
-# each one, which is how the registry knows the stage a run is in (a test checks this list
-# against the timings a real run records).
-SEARCH_STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
-                 "evidence", "record")
+# Each pipeline's own list of its stages, in order: what a queued run shows as pending.
+STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
 
 log = logging.getLogger(__name__)
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
+def pending(kind: str) -> dict[str, "StageProgress"]:
+    return {name: StageProgress() for name in STAGES[kind]}
 
 
 @dataclass
@@ -66,31 +64,27 @@ class TrackedRun:
     stage: str | None = None
     stages: dict[str, StageProgress] = field(default_factory=dict)
     error: str | None = None
-    cancel_requested: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)  # cancel was asked
     future: Future[None] | None = None
 
-    def enter_next_stage(self) -> None:
-        names = list(self.stages)
-        if self.stage is not None:
-            self.stages[self.stage].state = "done"
-        position = names.index(self.stage) + 1 if self.stage in names else 0
-        self.stage = names[position] if position < len(names) else None
-        if self.stage is not None:
-            self.stages[self.stage].state = "running"
-
-    def enter_stage(self, name: str) -> None:
-        """A pipeline that names its stages as it enters them (the idea workflow)."""
+    # RunObserver: the pipeline announces each stage by name as it starts it.
+    def stage_started(self, name: str) -> None:
         if self.stage is not None:
             self.stages[self.stage].state = "done"
         self.stage = name
         self.stages.setdefault(name, StageProgress()).state = "running"
 
-    def report(self, stage: str, done: int, total: int) -> None:
+    def items_done(self, stage: str, done: int, total: int) -> None:
         progress = self.stages.setdefault(stage, StageProgress(state="running"))
         progress.done, progress.total = done, total
 
+    def cancel_requested(self) -> bool:
+        return self.stop.is_set()
+
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         if status == "done":
+            # A stage a finished run never entered (an idea run's report in retrieval mode).
+            self.stages = {name: p for name, p in self.stages.items() if p.state != "pending"}
             for progress in self.stages.values():
                 progress.state = "done"
         self.status, self.error = status, error
@@ -121,15 +115,14 @@ class RunRegistry:
     # submitting and reading -----------------------------------------------------------
     def submit_search(self, request: SearchRequest) -> TrackedRun:
         run = TrackedRun(id=uuid.uuid4().hex[:12], kind="search", query=request.query,
-                         params=request.model_dump(mode="json"),
-                         stages={name: StageProgress() for name in SEARCH_STAGES})
+                         params=request.model_dump(mode="json"), stages=pending("search"))
         return self._submit(run, lambda: self._execute_search(run, request))
 
     def submit_idea(self, request: IdeaRequest) -> TrackedRun:
         if self.build_idea_backends is None:
             raise SettingsError("this server was started without the idea workflow")
         run = TrackedRun(id=uuid.uuid4().hex[:12], kind="idea", query=request.idea,
-                         params=request.model_dump(mode="json"))
+                         params=request.model_dump(mode="json"), stages=pending("idea"))
         return self._submit(run, lambda: self._execute_idea(run, request))
 
     def _submit(self, run: TrackedRun, work: Callable[[], None]) -> TrackedRun:
@@ -152,7 +145,7 @@ class RunRegistry:
             return None
         if run.status in FINISHED:
             raise RunNotCancellable(f"run {run_id} has already finished ({run.status})")
-        run.cancel_requested.set()
+        run.stop.set()
         if run.future is not None and run.future.cancel():
             self._record_cancelled_before_start(run)
         return run
@@ -163,19 +156,18 @@ class RunRegistry:
             runs = list(self.runs.values())
         for run in runs:
             if run.status not in FINISHED:
-                run.cancel_requested.set()
+                run.stop.set()
         self.executor.shutdown(wait=True, cancel_futures=True)
 
     # the worker side ----------------------------------------------------------------------
     def _execute_search(self, run: TrackedRun, request: SearchRequest) -> None:
-        if run.cancel_requested.is_set():
+        if run.stop.is_set():
             self._record_cancelled_before_start(run)
             return
         run.status = "running"
         try:
             backends = self._thread_backends()
-            run_search(self.graph, backends, request, run_id=run.id, progress=run.report,
-                       should_cancel=lambda: self._stage_boundary(run))
+            run_search(self.graph, backends, request, run_id=run.id, observer=run)
         except RunCancelled as err:
             run.finish("cancelled", str(err))
         except CraseError as err:
@@ -184,15 +176,13 @@ class RunRegistry:
             run.finish("done")
 
     def _execute_idea(self, run: TrackedRun, request: IdeaRequest) -> None:
-        if run.cancel_requested.is_set():
+        if run.stop.is_set():
             self._record_cancelled_before_start(run)
             return
         run.status = "running"
         try:
             backends = self._thread_idea_backends()
-            result = run_idea(self.graph, backends, request, run_id=run.id,
-                              progress=run.enter_stage,
-                              should_cancel=run.cancel_requested.is_set)
+            result = run_idea(self.graph, backends, request, run_id=run.id, observer=run)
         except RunCancelled as err:
             run.finish("cancelled", str(err))
         except CraseError as err:
@@ -210,12 +200,6 @@ class RunRegistry:
             backends = self.build_idea_backends()
             self.local.idea_backends = backends
         return backends
-
-    def _stage_boundary(self, run: TrackedRun) -> bool:
-        if run.cancel_requested.is_set():
-            return True
-        run.enter_next_stage()
-        return False
 
     def _thread_backends(self) -> SearchBackends:
         backends: SearchBackends | None = getattr(self.local, "backends", None)
@@ -235,9 +219,7 @@ class RunRegistry:
 
     def _record_cancelled_before_start(self, run: TrackedRun) -> None:
         run.finish("cancelled", "cancelled before it started")
-        recorder = RunRecorder(self.graph, run.id)
-        recorder.open(run.kind, run.query, run.params, {})
-        recorder.close("cancelled", [], {}, {}, {}, "RunCancelled: cancelled before it started")
+        record_cancelled_before_start(self.graph, run.id, run.kind, run.query, run.params)
 
     def _forget_old_runs(self) -> None:
         finished = [run_id for run_id, run in self.runs.items() if run.status in FINISHED]

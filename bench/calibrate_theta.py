@@ -28,10 +28,10 @@ from crase.bench.citation_pairs import (
     sample_edges,
     sample_non_citing,
 )
-from crase.scoring.backends import Claim
-from crase.scoring.claims import OfflineClaimExtractor
+from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.scoring.entailment import OfflineEntailmentScorer
+from crase.search.roles.offline_claims import OfflineClaimExtractor
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 
 FloatArray = NDArray[np.float64]
 GRID = np.round(np.arange(0.0, 1.0001, 0.01), 2)

@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from crase.scoring.backends import PaperText
+from crase.scoring.claims import PaperText
 from crase.settings import PROJECT_ROOT
 
 # The full hep-th corpus sits next to the project in the shared data folder; the

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
-from crase.scoring.claims import OfflineClaimExtractor
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.entailment import OfflineEntailmentScorer
+from crase.models.minilm import MiniLmEncoder
+from crase.search.roles.offline_claims import OfflineClaimExtractor
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 
 
 def measure(folder: Path, edge_count: int, seed: int) -> dict[str, float]:

@@ -130,7 +130,7 @@ def summarize_cost(records: list[Record], walk: bool, coverage: bool) -> dict[st
         values = [int(r["counts"].get(count, 0)) for r in ok]
         summary[f"{count}_median"] = statistics.median(values)
         summary[f"{count}_mean"] = statistics.fmean(values)
-    calls = [sum(int(u.get("calls_made", 0)) for u in r["usage"].values()) for r in ok]
+    calls = [sum(int(u.get("made", 0)) for u in r["usage"].values()) for r in ok]
     tokens = [sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
                   for u in r["usage"].values()) for r in ok]
     cold = [(1 if r["plan"] else 0)

@@ -27,9 +27,9 @@ from typing import Any
 
 from crase.errors import CorpusError, CraseError
 from crase.graph import Graph
-from crase.idea.backends import build_idea_backends, describe_idea_backends
 from crase.idea.pipeline import IdeaResult, run_idea
 from crase.idea.request import IdeaRequest
+from crase.idea.roles.from_settings import build_idea_backends, describe_idea_backends
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import graph_totals, load_corpus
 from crase.settings import Settings

@@ -44,8 +44,8 @@ from crase.bench.systems import (
 )
 from crase.errors import CraseError, EvaluationError
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
+from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
+from crase.models.minilm import MiniLmEncoder
 from crase.search.pipeline import SearchBackends
 from crase.settings import DatabaseSettings, Settings
 
@@ -156,7 +156,7 @@ class Resources:
     @property
     def backends(self) -> SearchBackends:
         if self._backends is None:
-            from crase.search.backends import build_search_backends
+            from crase.search.roles.from_settings import build_search_backends
 
             self._backends = build_search_backends(self.settings, encoder=self.encoder)
         return self._backends

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from crase.graph import Graph
-from crase.search.backends import build_search_backends
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends
 from crase.settings import Settings
 
 STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",

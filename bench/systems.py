@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.paper_vectors import DenseIndex, paper_text
+from crase.ingest.paper_vectors import DenseIndex, paper_text
+from crase.models.minilm import MiniLmEncoder
 from crase.search.pipeline import SearchBackends, run_search
 from crase.search.request import SearchRequest
 from crase.search.text_ranking import fuse, search_hits
@@ -167,7 +167,7 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
 
 
 def fuse_rankings(rankings: list[list[str]], depth: int) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion with equal weights (crase/search/text_ranking.py): score(p) =
+    """Reciprocal-rank fusion with equal weights (search/text_ranking.py): score(p) =
     sum over lists of 1 / (RRF_K + rank of p); best first, ties by id."""
     return fuse(rankings)[:depth]
 

@@ -1,17 +1,20 @@
 // Project the retained (pruned) evidence graph into GDS with the ranking weight computed
 // here: w = delta * age(target)^-beta, age = max(1, reference_year - target.year + 1)
-// (a paper without a year counts as age 1). The orientation says which way the walk goes:
+// (a paper without a year counts as age 1). The rule's home is
+// crase.scoring.delta.edge_weight; tests/scoring/test_rules_in_cypher.py holds this query to
+// it. The orientation says which way the walk goes:
 // 'references' follows citing -> cited, 'citing' follows cited -> citing, 'both' does both,
 // each direction weighted by the age of the paper it leads to.
 // The run's own node is the walk's origin: it points to every seed with the seed's restart
 // weight, so a PageRank whose only source is the Run teleports to the seeds in proportion
 // to those weights (GDS 2.13 restarts uniformly over its source nodes; one step through the
-// origin turns that into the weighted personalization vector, see crase/search/ranking.py).
+// origin turns that into the weighted personalization vector, see search/ranking.py).
 // Each paper is looked up once (edges point into $nodes by position), which is what makes
 // this fast for graphs with ten times more edges than nodes.
 // Parameters: $graph_name, $origin (Run id), $nodes (list of paper ids), $rows (list of
 //             {u, v, delta}: u the position of the citing paper in $nodes, v of the cited
-//             one; may be empty: seeds without citations are still ranked), $restart (list of {v, w}: a seed's position and its restart weight),
+//             one; may be empty: seeds without citations are still ranked), $restart
+//             (list of {v, w}: a seed's position and its restart weight),
 //             $orientation, $reference_year (int), $beta (float).
 // Returns: graph, nodes, relationships.
 MATCH (origin:Run {id: $origin})

@@ -1,7 +1,7 @@
 // Personalized PageRank over the projected evidence graph (GDS), started from the run's
 // origin node, which links to the seeds with their restart weights. Scores are divided by
 // their sum over the papers, which turns GDS's leaky scores into the paper's stationary
-// distribution (the two are proportional; see crase/search/ranking.py).
+// distribution (the two are proportional; see search/ranking.py).
 // Parameters: $graph_name, $origin (Run id), $damping, $max_iterations, $tolerance, $k.
 // concurrency 1: an evidence graph has a few thousand edges, and on graphs that small one
 // thread finishes sooner than several (measured: about 0.05 s against 0.1-0.2 s).

@@ -1,7 +1,9 @@
 // Delta of the given edges at the run's theta, computed here from the stored matrix of one
 // scorer (share of citing claims whose best cited claim reaches theta), so a run with
-// another theta never calls the scorer again. Edges that scorer has not scored (or that
-// do not exist) come back with delta null. At the stored theta the stored Delta is used.
+// another theta never calls the scorer again. The rule's home is
+// crase.scoring.delta.coverage_affinity; tests/scoring/test_rules_in_cypher.py holds this
+// query to it. Edges that scorer has not scored come back with delta null, edges not in
+// the graph with no row. At the stored theta the stored Delta is used.
 // Parameters: $edges (list of [citing_id, cited_id]), $scorer, $version, $theta.
 // Returns: citing, cited, delta.
 UNWIND $edges AS e

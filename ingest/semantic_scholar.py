@@ -3,17 +3,17 @@ citations with pagination, and their conversion into validated `Paper` rows.
 
 - One shared `RateLimiter` spaces requests (1/s by default) across every coroutine that
   uses the client; a 429's `Retry-After` pauses all of them, not just the one that got it.
-- 429, 5xx, timeouts and connection errors are retried with exponential backoff and
-  jitter; when the retries run out the error says which it was (`ProviderRateLimited`,
-  `ProviderUnavailable`, `ProviderTimeout`). A body that is not the documented JSON is a
-  `ProviderReplyInvalid`, not retried. 404 means "no such paper" (None).
+- 429, 5xx, timeouts and connection errors are retried by the policy of `crase.http`
+  (exponential backoff with jitter, Retry-After honoured); when the retries run out the
+  error says which it was (`ProviderRateLimited`, `ProviderUnavailable`, `ProviderTimeout`).
+  A body that is not the documented JSON is a `ProviderReplyInvalid`, not retried. 404
+  means "no such paper" (None).
 - The references and citations endpoints serve at most ~10,000 neighbours; a longer list
   comes back with `truncated=True`. Null abstracts are common and are counted.
 - The optional API key goes in the `x-api-key` header.
 """
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,14 +23,15 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crase.errors import (
+    ProviderError,
     ProviderRateLimited,
     ProviderReplyInvalid,
     ProviderRequestRejected,
     ProviderTimeout,
     ProviderUnavailable,
 )
+from crase.http import RetryPolicy, TryOutcome, send_with_retries
 from crase.ingest.records import Paper, validate_paper
-from crase.retry_after import retry_after_seconds
 from crase.settings import ProviderSettings
 
 PAPER_FIELDS = ("paperId,externalIds,title,abstract,year,venue,authors,publicationDate,"
@@ -125,6 +126,7 @@ class SemanticScholarClient:
     def __init__(self, settings: ProviderSettings, limiter: RateLimiter | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.settings = settings
+        self.policy = RetryPolicy.of(settings)
         self.limiter = limiter or RateLimiter(1.0 / settings.requests_per_second)
         headers = {"x-api-key": settings.semantic_scholar_key} \
             if settings.semantic_scholar_key else {}
@@ -214,53 +216,35 @@ class SemanticScholarClient:
     async def request(self, method: str, path: str, params: dict[str, Any] | None = None,
                       json: Any = None) -> Any:
         """The parsed JSON reply; None for 404. Retries as the module docstring says."""
-        last_failure = ""
-        for attempt in range(self.settings.max_retries + 1):
+
+        async def send() -> httpx.Response:
             await self.limiter.wait()
             self.requests_sent += 1
-            try:
-                response = await self.http.request(method, path, params=params, json=json)
-            except httpx.TimeoutException as err:
-                last_failure = "timeout"
-                if attempt == self.settings.max_retries:
-                    raise ProviderTimeout(f"Semantic Scholar {path}: no answer within "
-                                          f"{self.settings.timeout_s} s, {attempt + 1} tries"
-                                          ) from err
-                await asyncio.sleep(self.backoff(attempt))
-                continue
-            except httpx.TransportError as err:
-                last_failure = f"connection error: {err}"
-                if attempt == self.settings.max_retries:
-                    raise ProviderUnavailable(f"Semantic Scholar {path}: {last_failure}") from err
-                await asyncio.sleep(self.backoff(attempt))
-                continue
-            if response.status_code == 429 or response.status_code >= 500:
-                last_failure = f"HTTP {response.status_code}"
-                if attempt < self.settings.max_retries:
-                    await self.wait_before_retry(response, attempt)
-                    continue
-                break
-            return self.reply_of(response, path)
-        if last_failure == "HTTP 429":
-            raise ProviderRateLimited(f"Semantic Scholar {path}: still 429 after "
-                                      f"{self.settings.max_retries + 1} tries")
-        raise ProviderUnavailable(f"Semantic Scholar {path}: {last_failure} after "
-                                  f"{self.settings.max_retries + 1} tries")
+            return await self.http.request(method, path, params=params, json=json)
 
-    async def wait_before_retry(self, response: httpx.Response, attempt: int) -> None:
-        delay = self.backoff(attempt)
-        if response.status_code == 429:
-            told = retry_after_seconds(response.headers.get("retry-after"))
-            if told is not None:
-                delay = min(max(told, 0.0), self.settings.backoff_max_s)
-            self.limiter.pause(delay)  # every caller waits, not only this one
-        await asyncio.sleep(delay)
+        sent = await send_with_retries(send, self.policy, on_retry=self.pause_after_429)
+        outcome = sent.outcome
+        if isinstance(outcome, httpx.Response) and not sent.gave_up:
+            return self.reply_of(outcome, path)
+        cause = outcome if isinstance(outcome, httpx.TransportError) else None
+        raise self.exhausted(outcome, path, sent.retries + 1) from cause
 
-    def backoff(self, attempt: int) -> float:
-        # Exponential, with the upper half randomised so that callers that failed
-        # together do not retry together.
-        ceiling = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** attempt)
-        return ceiling * random.uniform(0.5, 1.0)
+    def pause_after_429(self, outcome: TryOutcome, delay: float) -> None:
+        # A 429 is about this client's pace, not about one request: every caller waits.
+        if isinstance(outcome, httpx.Response) and outcome.status_code == 429:
+            self.limiter.pause(delay)
+
+    def exhausted(self, outcome: TryOutcome, path: str, tries: int) -> ProviderError:
+        """The error for a request whose last try still failed."""
+        if isinstance(outcome, httpx.TimeoutException):
+            return ProviderTimeout(f"Semantic Scholar {path}: no answer within "
+                                   f"{self.settings.timeout_s} s, {tries} tries")
+        if isinstance(outcome, httpx.TransportError):
+            return ProviderUnavailable(f"Semantic Scholar {path}: connection error: {outcome}")
+        if outcome.status_code == 429:
+            return ProviderRateLimited(f"Semantic Scholar {path}: still 429 after {tries} tries")
+        return ProviderUnavailable(f"Semantic Scholar {path}: HTTP {outcome.status_code} after "
+                                   f"{tries} tries")
 
     @staticmethod
     def reply_of(response: httpx.Response, path: str) -> Any:

@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from crase.scoring.backends import ClaimType
+from crase.scoring.claims import ClaimType
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 Phrase = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crase.graph import Graph
+from crase.run_lifecycle import Callbacks
 from crase.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,8 +58,8 @@ def build_request(args: argparse.Namespace, settings: Settings) -> "IdeaRequest"
 
 def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: the backends load numpy and the embedding model.
-    from crase.idea.backends import build_idea_backends, describe_idea_backends
     from crase.idea.pipeline import run_idea
+    from crase.idea.roles.from_settings import build_idea_backends, describe_idea_backends
 
     request = build_request(args, settings)
     backends = build_idea_backends(settings)
@@ -66,7 +67,7 @@ def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     graph = Graph.connect(settings.database)
     try:
         result = run_idea(graph, backends, request,
-                          progress=lambda stage: print(f"  {stage}...", file=sys.stderr))
+                          observer=Callbacks(on_stage=print_stage))
     finally:
         graph.close()
     if args.audit_out:
@@ -77,6 +78,10 @@ def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     else:
         print_result(result, settings)
     return 0 if result.status == "done" else 1
+
+
+def print_stage(stage: str) -> None:
+    print(f"  {stage}...", file=sys.stderr)
 
 
 def print_result(result: "IdeaResult", settings: Settings) -> None:

@@ -157,8 +157,8 @@ def print_rejects(rejects: dict[str, int], path: Path) -> None:
 
 
 def embed_command(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.scoring.embeddings import MiniLmEncoder
-    from crase.scoring.paper_vectors import load_or_build_index, store_paper_vectors
+    from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
+    from crase.models.minilm import MiniLmEncoder
 
     def report(stage: str) -> Callable[[int, int, float], None]:
         def show(done: int, total: int, seconds: float) -> None:

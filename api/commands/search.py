@@ -6,7 +6,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from crase.graph import Graph
-from crase.search.audit import browser_query
+from crase.run_lifecycle import Callbacks, browser_query
 from crase.search.request import SearchRequest
 from crase.search.seeds import GIVEN, QUERY_ITSELF, Seed
 from crase.settings import SearchSettings, Settings
@@ -74,15 +74,16 @@ def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest
 def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: loading the backends (numpy, the embedding model) is the slow part,
     # and the other commands should not pay for it.
-    from crase.search.backends import build_search_backends, describe_backends
     from crase.search.pipeline import run_search
+    from crase.search.roles.from_settings import build_search_backends, describe_backends
 
     request = build_request(args, settings)
     backends = build_search_backends(settings)
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
     graph = Graph.connect(settings.database)
     try:
-        result = run_search(graph, backends, request, progress=print_progress)
+        result = run_search(graph, backends, request,
+                            observer=Callbacks(on_items=print_progress))
     finally:
         graph.close()
     if args.json:
@@ -159,8 +160,8 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.scoring.embeddings import MiniLmEncoder
-    from crase.search.backends import build_search_backends, describe_backends
+    from crase.models.minilm import MiniLmEncoder
+    from crase.search.roles.from_settings import build_search_backends, describe_backends
     from crase.search.scoring_worker import score_corpus
 
     # A corpus-wide pass meets every claim on many edges: keep all their embeddings

@@ -12,7 +12,7 @@ from crase.bench.systems import (
     backfill_rankings,
     fuse_rankings,
 )
-from crase.scoring.paper_vectors import DenseIndex, paper_text
+from crase.ingest.paper_vectors import DenseIndex, paper_text
 from crase.search.text_ranking import RRF_K, lucene_text
 from crase.settings import SearchSettings
 

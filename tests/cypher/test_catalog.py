@@ -9,7 +9,10 @@ from crase.cypher.catalog import CYPHER_DIR, load_query, query_names
 from crase.errors import QueryNotFound
 
 ROOT = CYPHER_DIR.parent
-CODE_DIRS = ["crase", "api", "ingest", "scoring", "bench", "prompts"]
+# The package's folders, by the layout rule (setup.py): every top-level folder with an
+# __init__.py except the tests.
+CODE_DIRS = sorted(p.name for p in ROOT.iterdir()
+                   if (p / "__init__.py").is_file() and p.name != "tests")
 # graph.read("name", ...) / graph.write("name", ...) / load_query("name") and tables of
 # names such as EXPANSION_QUERIES: any string literal that names a query file.
 NAME = re.compile(r"""["']([a-z][a-z0-9_]*(?:/[a-z0-9_]+)?)["']""")

@@ -7,16 +7,16 @@ from pathlib import Path
 import pytest
 
 from crase.graph import Graph
-from crase.idea.backends import IdeaBackends
-from crase.idea.embedding_cache import CachedEncoder
-from crase.idea.offline import (
+from crase.idea.roles.from_settings import IdeaBackends
+from crase.idea.roles.offline import (
     OfflineAssessor,
     OfflineExpert,
     OfflineRecaller,
     OfflineReporter,
     OfflineStructurer,
 )
-from crase.scoring.embeddings import MiniLmEncoder
+from crase.models.embedding_cache import CachedEncoder
+from crase.models.minilm import MiniLmEncoder
 from tests.idea.corpus import TOPIC, load_fixture_corpus
 from tests.idea.pdfs import make_pdf, paper_pages
 

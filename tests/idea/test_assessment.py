@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from crase.idea.assessment import ModelAssessor
-from crase.idea.offline import OfflineAssessor, grade
-from crase.llm import ModelRunner
+from crase.idea.roles.offline import OfflineAssessor, grade
+from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import record, structure
 from tests.llm.chat_server import ChatServer, Reply

@@ -7,20 +7,20 @@ from typing import Any
 
 import pytest
 
-from crase.idea import roles
 from crase.idea.expert import ModelExpert, validate_ranking
-from crase.llm import ModelRunner
+from crase.idea.roles import model_calls
+from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import structure
 from tests.llm.chat_server import ChatServer, Reply
 
 
 def entry(pid: str, abstract: bool = True, windows: int = 0,
-          work_id: str | None = None) -> roles.ShortlistEntry:
-    paper = roles.IdeaPaper(pid, f"Title {pid}", "An abstract." if abstract else None, 2020)
-    window = tuple(roles.EvidenceWindow(f"{pid}:w{n}", 1, 0, 10, "0" * 64, "text")
+          work_id: str | None = None) -> model_calls.ShortlistEntry:
+    paper = model_calls.IdeaPaper(pid, f"Title {pid}", "An abstract." if abstract else None, 2020)
+    window = tuple(model_calls.EvidenceWindow(f"{pid}:w{n}", 1, 0, 10, "0" * 64, "text")
                    for n in range(windows))
-    return roles.ShortlistEntry(paper, work_id or pid, "acquired" if windows else
+    return model_calls.ShortlistEntry(paper, work_id or pid, "acquired" if windows else
                                 "unavailable", window, {"grade": 2})
 
 
@@ -59,7 +59,7 @@ FAILURES: dict[str, tuple[str, str]] = {
 
 
 def run_model_expert(*replies: str,
-                     entries: list[roles.ShortlistEntry] = ENTRIES) -> tuple[Any, ChatServer]:
+                     entries: list[model_calls.ShortlistEntry] = ENTRIES) -> tuple[Any, ChatServer]:
     server = ChatServer()
     server.script(*(Reply(text) for text in replies))
     with server.running():
@@ -136,18 +136,19 @@ class FixedEncoder:
 
 
 def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
-    from crase.idea.offline import EXPERT, OfflineExpert
+    from crase.idea.roles.model_calls import EvidenceWindow, IdeaPaper, ShortlistEntry
+    from crase.idea.roles.offline import EXPERT, OfflineExpert
 
     entries = [
-        roles.ShortlistEntry(roles.IdeaPaper("w", "Weather records", "Weather weather.", 2020),
-                             "w", "unavailable", (), {"grade": 1}),
-        roles.ShortlistEntry(roles.IdeaPaper("g", "Graph few shot image", "Graph passing few "
-                                             "shot image classification.", 2020),
-                             "g", "acquired", (roles.EvidenceWindow("g:w1", 2, 0, 20, "0" * 64,
-                                                                    "graph passing"),),
-                             {"grade": 3, "covered_facets": ["F1"]}),
-        roles.ShortlistEntry(roles.IdeaPaper("t", "Graph image (title only)", None, 2020), "t",
-                             "not_attempted", (), {"grade": None, "status": "no_abstract"}),
+        ShortlistEntry(IdeaPaper("w", "Weather records", "Weather weather.", 2020),
+                       "w", "unavailable", (), {"grade": 1}),
+        ShortlistEntry(IdeaPaper("g", "Graph few shot image", "Graph passing few "
+                                 "shot image classification.", 2020),
+                       "g", "acquired", (EvidenceWindow("g:w1", 2, 0, 20, "0" * 64,
+                                                        "graph passing"),),
+                       {"grade": 3, "covered_facets": ["F1"]}),
+        ShortlistEntry(IdeaPaper("t", "Graph image (title only)", None, 2020), "t",
+                       "not_attempted", (), {"grade": None, "status": "no_abstract"}),
     ]
     expert = OfflineExpert(FixedEncoder())
     first = expert.rank(ModelRunner(), structure(), entries)
@@ -165,13 +166,13 @@ def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
 def test_the_offline_expert_weighs_the_idea_s_own_text_ranking() -> None:
     from dataclasses import replace
 
-    from crase.idea.offline import OfflineExpert
+    from crase.idea.roles.offline import OfflineExpert
 
     # Two works the other signals cannot tell apart; the text rank decides, both ways.
     paper = "Graph passing few shot image classification."
-    a = roles.ShortlistEntry(roles.IdeaPaper("a", "Graph few shot", paper, 2020), "a",
+    a = model_calls.ShortlistEntry(model_calls.IdeaPaper("a", "Graph few shot", paper, 2020), "a",
                              "unavailable", (), {"grade": 2})
-    b = roles.ShortlistEntry(roles.IdeaPaper("b", "Graph few shot", paper, 2020), "b",
+    b = model_calls.ShortlistEntry(model_calls.IdeaPaper("b", "Graph few shot", paper, 2020), "b",
                              "unavailable", (), {"grade": 2})
     expert = OfflineExpert(FixedEncoder())
     ranked = expert.rank(ModelRunner(), structure(), [a, replace(b, text_rank=1)])

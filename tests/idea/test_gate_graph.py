@@ -13,7 +13,7 @@ from crase.idea.neighbour_gate import NeighbourVerdict, run_gate
 from crase.idea.providers import ProviderStatus
 from crase.idea.request import IdeaRequest
 from crase.idea.structuring import IdeaStructure
-from crase.llm import ModelRunner
+from crase.models.chat import ModelRunner
 from crase.settings import IdeaSettings
 from tests.idea.builders import fulltext_hit, structure
 

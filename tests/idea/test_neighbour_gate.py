@@ -12,7 +12,7 @@ from crase.idea.neighbour_gate import (
     admit_neighbours,
     choose_seeds,
 )
-from crase.llm import ModelRunner
+from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import candidate, graded, record, structure
 from tests.llm.chat_server import ChatServer, Reply, Status

@@ -11,10 +11,11 @@ import pytest
 from crase.errors import RunCancelled, RunNotFound
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
-from crase.idea.backends import IdeaBackends
 from crase.idea.expert import ModelExpert
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
+from crase.idea.roles.from_settings import IdeaBackends
+from crase.run_lifecycle import Callbacks
 from crase.settings import ModelEndpoint
 from tests.idea.corpus import IDEA
 from tests.llm.chat_server import ChatServer, Reply
@@ -212,7 +213,8 @@ def test_a_cancelled_run_keeps_what_it_decided(
     stages: list[str] = []
     with pytest.raises(RunCancelled):
         run_idea(corpus, offline_backends, request(), run_id="cancelled-run",
-                 progress=stages.append, should_cancel=lambda: "selection" in stages)
+                 observer=Callbacks(on_stage=stages.append,
+                                   should_cancel=lambda: "selection" in stages))
     audit = export_idea_audit(corpus, "cancelled-run")
     assert audit["outcome"] == "cancelled" and audit["candidates"]
     assert "RunCancelled" in audit["error"]

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from crase.graph import Graph
-from crase.idea.backends import IdeaBackends
 from crase.idea.discovery import RecalledTitle, RecallOutcome, resolve_recalled
 from crase.idea.identity import IdentityRegistry
 from crase.idea.pipeline import run_idea
-from crase.idea.providers import ProviderClient, probe_providers
+from crase.idea.providers import probe_providers
 from crase.idea.request import IdeaRequest
+from crase.idea.roles.from_settings import IdeaBackends
+from crase.ingest.provider_http import ProviderClient
 from crase.settings import IdeaSettings, ProviderSettings
 from tests.idea.corpus import IDEA
 from tests.idea.pdfs import make_pdf, paper_pages

@@ -16,13 +16,8 @@ from crase.errors import (
     ProviderTimeout,
     ProviderUnavailable,
 )
-from crase.ingest.semantic_scholar import (
-    RateLimiter,
-    S2Paper,
-    SemanticScholarClient,
-    paper_from_s2,
-    retry_after_seconds,
-)
+from crase.http import retry_after_seconds
+from crase.ingest.semantic_scholar import RateLimiter, S2Paper, SemanticScholarClient, paper_from_s2
 from crase.settings import ProviderSettings
 from tests.ingest.replay_server import ReplayServer, Reply, fixture
 

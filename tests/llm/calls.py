@@ -2,7 +2,7 @@
 
 from functools import partial
 
-from crase.llm import ModelCall
+from crase.models.chat import ModelCall
 from crase.prompts.catalog import data_block, load_prompt
 from crase.prompts.replies import EntailmentReply, check_entailment
 

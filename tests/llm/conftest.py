@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from crase.llm import ModelLedger, ModelRunner, ReplyCache
+from crase.models.chat import ModelLedger, ModelRunner, ReplyCache
 from crase.settings import ModelEndpoint
 from tests.llm.chat_server import ChatServer
 

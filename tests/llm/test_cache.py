@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from crase.llm import ModelLedger, ModelReply, ModelRunner, ReplyCache
+from crase.models.chat import ModelLedger, ModelReply, ModelRunner, ReplyCache
 from crase.settings import ModelSettings
 from tests.llm.calls import GOOD_2X3, entailment_call
 from tests.llm.chat_server import ChatServer, Reply

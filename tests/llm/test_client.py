@@ -8,7 +8,7 @@ import time
 import pytest
 
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
-from crase.llm import ModelFailure, ModelReply, ModelRunner, reply_value
+from crase.models.chat import ModelFailure, ModelReply, ModelRunner, reply_value
 from crase.settings import ModelEndpoint
 from tests.llm.calls import GOOD_2X3, entailment_call
 from tests.llm.chat_server import ChatServer, Raw, Reply, Sleep, Status

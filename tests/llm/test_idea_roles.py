@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from crase.idea.roles import (
+from crase.idea.roles.model_calls import (
     EvidenceWindow,
     IdeaFacets,
     IdeaPaper,
@@ -19,7 +19,7 @@ from crase.idea.roles import (
     score_neighbours,
     write_report,
 )
-from crase.llm import ModelFailure, ModelReply, ModelRunner
+from crase.models.chat import ModelFailure, ModelReply, ModelRunner
 from crase.prompts.replies import REPORT_HEADINGS
 from crase.settings import ModelEndpoint, ModelSettings
 from tests.llm.chat_server import Action, ChatServer, Reply

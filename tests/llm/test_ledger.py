@@ -1,33 +1,23 @@
-"""Accounting, backoff and reply parsing, without a server."""
+"""Accounting and reply parsing, without a server (the retry policy's own tests are in
+tests/foundation/test_http_policy.py)."""
 
-import email.utils
 import json
 import threading
-from datetime import UTC, datetime, timedelta
 
-import httpx
 import pytest
 
-from crase.llm import (
-    CallUsage,
-    ModelFailure,
-    ModelLedger,
-    ModelReply,
-    add_to_usage,
-    backoff_delay,
-    extract_json_text,
-    retry_after,
-)
+from crase.models.chat import ModelFailure, ModelReply
+from crase.models.reply_json import extract_json_text
 from crase.prompts.replies import PlanReply
-from crase.scoring.backends import Usage
-from crase.settings import ModelEndpoint
+from crase.usage import ModelLedger, Usage
 
 
 def reply(
     stage: str, tokens: int, cached: bool = False, prompt: str = "p@1"
 ) -> ModelReply[PlanReply]:
-    usage = CallUsage() if cached else CallUsage(
-        requests=1, prompt_tokens=tokens, completion_tokens=tokens // 10, cost_usd=tokens / 1e4
+    usage = Usage(calls=1, cached=1, models={"big"}) if cached else Usage(
+        calls=1, made=1, requests=1, prompt_tokens=tokens, completion_tokens=tokens // 10,
+        cost_usd=tokens / 1e4, models={"big"},
     )
     return ModelReply(
         value=PlanReply(queries=["a b"]), model="big", prompt=prompt, stage=stage, subject="",
@@ -38,7 +28,8 @@ def reply(
 def failure(stage: str) -> ModelFailure:
     return ModelFailure(
         model="small", prompt="q@2", stage=stage, subject="u->v", kind="invalid_reply",
-        detail="matrix has 3 rows, expected 4", usage=CallUsage(requests=2, prompt_tokens=80),
+        detail="matrix has 3 rows, expected 4",
+        usage=Usage(calls=1, made=1, failed=1, requests=2, prompt_tokens=80, models={"small"}),
     )
 
 
@@ -46,7 +37,7 @@ def test_ledger_sums_per_stage_and_per_model() -> None:
     ledger = ModelLedger()
     for outcome in (reply("plan", 100), reply("claims", 300), reply("claims", 0, cached=True),
                     failure("entailment")):
-        ledger.record(outcome)
+        outcome.record_in(ledger)
     assert ledger.stage("claims").calls == 2 and ledger.stage("claims").cached == 1
     assert ledger.stage("claims").prompt_tokens == 300
     totals = ledger.totals()
@@ -58,8 +49,8 @@ def test_ledger_sums_per_stage_and_per_model() -> None:
 
 def test_properties_fit_on_a_neo4j_node() -> None:
     ledger = ModelLedger()
-    ledger.record(reply("plan", 100))
-    ledger.record(failure("entailment"))
+    reply("plan", 100).record_in(ledger)
+    failure("entailment").record_in(ledger)
     props = ledger.to_properties()
     for value in props.values():  # Neo4j properties: scalars or lists of scalars, no maps
         assert isinstance(value, int | float | str | list)
@@ -72,7 +63,7 @@ def test_properties_fit_on_a_neo4j_node() -> None:
 def test_ledger_keeps_a_bounded_failure_list() -> None:
     ledger = ModelLedger(max_failures_kept=2)
     for _ in range(5):
-        ledger.record(failure("entailment"))
+        failure("entailment").record_in(ledger)
     data = ledger.to_dict()
     assert len(data["failures"]) == 2 and data["failures_dropped"] == 3
     assert data["totals"]["failed"] == 5
@@ -83,7 +74,7 @@ def test_ledger_is_thread_safe() -> None:
 
     def record_many() -> None:
         for _ in range(500):
-            ledger.record(reply("claims", 10))
+            reply("claims", 10).record_in(ledger)
 
     threads = [threading.Thread(target=record_many) for _ in range(4)]
     for thread in threads:
@@ -93,34 +84,22 @@ def test_ledger_is_thread_safe() -> None:
     assert ledger.totals().calls == 2000 and ledger.totals().prompt_tokens == 20000
 
 
-def test_usage_counts_cache_hits_as_planned_not_made() -> None:
+def test_usage_since_is_what_was_spent_in_between() -> None:
+    usage = Usage(calls=2, made=2, prompt_tokens=50, models={"a"})
+    before = usage.copy()
+    usage.add(Usage(calls=3, made=1, cached=2, prompt_tokens=10, cost_usd=0.5, models={"b"}))
+    spent = usage.since(before)
+    assert (spent.calls, spent.made, spent.cached, spent.prompt_tokens) == (3, 1, 2, 10)
+    assert spent.cost_usd == 0.5 and spent.to_dict()["models"] == ["a", "b"]
+    assert before.calls == 2 and before.models == {"a"}  # the copy does not move
+
+
+def test_usage_counts_cache_hits_as_calls_not_made() -> None:
     usage = Usage()
-    add_to_usage(usage, reply("claims", 100))
-    add_to_usage(usage, reply("claims", 0, cached=True))
-    add_to_usage(usage, failure("claims"))
-    assert (usage.calls_planned, usage.calls_made, usage.calls_failed) == (3, 2, 1)
+    for outcome in (reply("claims", 100), reply("claims", 0, cached=True), failure("claims")):
+        usage.add(outcome.usage)
+    assert (usage.calls, usage.made, usage.cached, usage.failed) == (3, 2, 1, 1)
     assert usage.prompt_tokens == 180 and usage.models == {"big", "small"}
-
-
-def test_backoff_grows_is_jittered_and_capped() -> None:
-    endpoint = ModelEndpoint(backoff_base_s=1.0, backoff_max_s=10.0)
-    for attempt, (low, high) in enumerate([(0.5, 1.0), (1.0, 2.0), (2.0, 4.0), (4.0, 8.0)]):
-        assert low <= backoff_delay(endpoint, attempt, None) <= high
-    assert backoff_delay(endpoint, 10, None) == 10.0
-    assert backoff_delay(endpoint, 0, 7.0) == 7.0  # the server's hint is a lower bound
-    assert backoff_delay(endpoint, 0, 3600.0) == 10.0  # but never past the cap
-
-
-def test_retry_after_reads_seconds_and_dates() -> None:
-    def parsed(value: str) -> float | None:
-        return retry_after(httpx.Response(429, headers={"Retry-After": value}))
-
-    assert parsed("3") == 3.0
-    assert parsed("0.25") == 0.25
-    assert parsed("soon") is None
-    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    assert 25 <= (parsed(later) or 0) <= 30
-    assert retry_after(httpx.Response(429)) is None
 
 
 @pytest.mark.parametrize(

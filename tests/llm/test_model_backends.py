@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from crase.errors import ModelError, ModelReplyInvalid
-from crase.llm import ModelRunner
-from crase.scoring.backends import Claim, PaperText
-from crase.scoring.model_backends import (
+from crase.models.chat import ModelRunner
+from crase.scoring.claims import Claim, PaperText
+from crase.search.roles.model import (
     ModelClaimExtractor,
     ModelEntailmentScorer,
     ModelPlanner,
@@ -44,7 +44,7 @@ def test_planner_returns_the_plan_and_names_model_and_prompt(
     assert planner.plan("fast attention for long documents", 2) == [
         "sparse attention long documents", "linear memory attention kernel"]
     assert planner.name == "model:big/32b:plan_queries@1"
-    assert planner.usage.calls_made == 1 and planner.usage.models == {"big/32b"}
+    assert planner.usage.made == 1 and planner.usage.models == {"big/32b"}
     assert '"fast attention for long documents"' in user_text(chat_server.requests[0])
 
 
@@ -55,7 +55,7 @@ def test_planner_failure_raises_the_typed_error(
     planner = ModelPlanner(make_endpoint(), runner)
     with pytest.raises(ModelReplyInvalid, match="queries"):
         planner.plan("anything", 2)
-    assert planner.usage.calls_failed == 1
+    assert planner.usage.failed == 1
     chat_server.script(*[Status(503)] * 2)
     with pytest.raises(ModelError):
         ModelPlanner(make_endpoint(max_retries=1), runner).plan("other", 2)
@@ -98,7 +98,7 @@ def test_claims_are_extracted_and_unverifiable_ones_left_out(
     assert [c.source_phrase for c in claims["p1"]] == GOOD_PHRASES
     assert claims["p1"][0].type == "EMPIRICAL"
     assert len(chat_server.requests) == 3  # p1 once, p2 twice (repair), p3 never
-    assert extractor.usage.calls_failed == 2 and extractor.usage.calls_made == 2
+    assert extractor.usage.failed == 2 and extractor.usage.made == 2
     failures = runner.ledger.to_dict()["failures"]
     assert {(f["subject"], f["kind"]) for f in failures} == {
         ("p2", "invalid_reply"), ("p3", "missing_input")}
@@ -144,7 +144,7 @@ def test_entailment_wrong_shape_twice_leaves_none_for_that_pair(
         assert matrix is not None and matrix.shape == (2, 1)
         np.testing.assert_allclose(matrix, [[0.8], [0.1]])
     assert scorer.name == "model:small/3b:score_entailment" and scorer.version == "1"
-    assert scorer.usage.calls_failed == 2 and scorer.usage.calls_made == 3
+    assert scorer.usage.failed == 2 and scorer.usage.made == 3
     subjects = {f["subject"]: f["kind"] for f in runner.ledger.to_dict()["failures"]}
     assert subjects == {"b->y": "invalid_reply", "d->w": "missing_input"}
     assert len(chat_server.requests) == 4  # a, c once; b twice; d never

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from crase.graph import Graph
-from crase.search.backends import build_search_backends, describe_backends
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends, describe_backends
 from crase.settings import ModelEndpoint, ModelSettings, SearchSettings, Settings
 from tests.llm.chat_server import Action, ChatServer, Reply
 from tests.sample_slice import load_sample_slice
@@ -75,8 +75,8 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
     assert result.results and result.counts["edges_scored_now"] > 0
     usage = result.usage
     assert usage["claims"]["prompt_tokens"] > 0 and usage["claims"]["models"] == ["test/large-32b"]
-    assert usage["entailment"]["calls_failed"] == 0
-    assert usage["entailment"]["prompt_tokens"] == 300 * usage["entailment"]["calls_made"]
+    assert usage["entailment"]["failed"] == 0
+    assert usage["entailment"]["prompt_tokens"] == 300 * usage["entailment"]["made"]
     with graph.driver.session() as session:
         run = session.run("MATCH (r:Run {id: $id}) RETURN r", id=result.run_id
                           ).single(strict=True)["r"]
@@ -90,4 +90,4 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
     # warm: the plan is cached, claims and edge scores are stored; nothing new is asked
     assert len(server.requests) == first_requests
     assert again.counts["edges_scored_now"] == 0
-    assert again.usage["planner"]["calls_made"] == 0
+    assert again.usage["planner"]["made"] == 0

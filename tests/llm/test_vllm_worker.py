@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from crase.errors import ModelWorkerUnavailable
-from crase.scoring.backends import Claim
-from crase.scoring.vllm_worker import VllmEntailmentScorer
+from crase.scoring.claims import Claim
+from crase.search.roles.vllm_worker import VllmEntailmentScorer
 
 
 class StandInEngine:
@@ -57,7 +57,7 @@ def test_batches_repair_once_and_leave_failures_none() -> None:
     assert matrices[2] is None and matrices[3] is None
     assert engine.batches == [3, 2]  # one batch, then one repair batch
     assert (scorer.name, scorer.version) == ("model:small/3b:score_entailment", "1")
-    assert scorer.usage.calls_failed == 2 and scorer.usage.prompt_tokens == 5 * 300
+    assert scorer.usage.failed == 2 and scorer.usage.prompt_tokens == 5 * 300
     ledger = scorer.ledger.to_dict()
     assert ledger["totals"]["repaired"] == 1
     assert {f["subject"]: f["kind"] for f in ledger["failures"]} == {

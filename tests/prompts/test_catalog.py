@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from crase.errors import PromptError
-from crase.llm import ROLES
+from crase.models.chat import ROLES
 from crase.prompts.catalog import data_block, load_prompt, parse_prompt, prompt_names
 from crase.prompts.replies import REPLY_MODELS, REPORT_HEADINGS
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from crase.scoring.backends import PaperText
-from crase.scoring.claims import (
+from crase.scoring.claims import PaperText
+from crase.search.roles.offline_claims import (
     OfflineClaimExtractor,
     claim_text,
     classify_claim,
@@ -114,8 +114,8 @@ def test_title_only_paper_gets_one_claim_and_empty_paper_none() -> None:
     assert list(out) == ["t"]
     [claim] = out["t"]
     assert claim.text == claim.source_phrase == "Tachyon Condensation in String Field Theory"
-    assert extractor.usage.calls_planned == 2
-    assert extractor.usage.calls_made == 1 and extractor.usage.calls_failed == 1
+    assert extractor.usage.calls == 2
+    assert extractor.usage.made == 1 and extractor.usage.failed == 1
     assert extractor.usage.models == {"offline-sentences-v1"}
 
 

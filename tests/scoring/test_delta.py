@@ -1,15 +1,18 @@
-"""Coverage affinity, pruning and edge weights on hand-made matrices and graphs."""
+"""The rules of crase.scoring.delta (Delta, the prune rule and pruning, the age weight) on
+hand-made matrices and graphs."""
 
 import numpy as np
 import pytest
 
 from crase.scoring.delta import (
-    EvidenceEdge,
     best_claim_pair,
     coverage_affinity,
     edge_weight,
+    judge_delta,
+    keep_all_edges,
     paper_age,
-    prune_edges,
+    prune,
+    stored_coverage_affinity,
 )
 
 # Rows: 4 citing claims; columns: 3 cited claims. Row maxima 0.9, 0.5, 0.6, 0.2.
@@ -49,6 +52,13 @@ def test_empty_matrices_ground_nothing() -> None:
     assert coverage_affinity(np.zeros((3, 0)), 0.5) == 0.0
 
 
+def test_delta_from_a_stored_flat_matrix_reads_it_row_by_row() -> None:
+    flat = MATRIX.ravel().tolist()
+    for theta in (0.2, 0.5, 0.61, 0.95):
+        assert stored_coverage_affinity(flat, 4, 3, theta) == coverage_affinity(MATRIX, theta)
+    assert stored_coverage_affinity([], 0, 3, 0.5) == 0.0
+
+
 def test_best_claim_pair_is_the_largest_entry_first_on_ties() -> None:
     assert best_claim_pair(MATRIX) == (0, 1, 0.9)
     assert best_claim_pair(np.array([[0.2, 0.7], [0.7, 0.1]])) == (0, 1, 0.7)
@@ -56,30 +66,61 @@ def test_best_claim_pair_is_the_largest_entry_first_on_ties() -> None:
         best_claim_pair(np.zeros((0, 0)))
 
 
-def test_prune_drops_edges_at_or_below_tau_and_nodes_left_alone() -> None:
-    edges = [
-        EvidenceEdge("a", "b", 0.75),
-        EvidenceEdge("a", "c", 0.0),   # pruned at tau = 0
-        EvidenceEdge("c", "d", 0.25),  # kept at tau = 0, pruned at tau = 0.25
-        EvidenceEdge("e", "b", 0.25),
-        EvidenceEdge("f", "g", 0.0),   # both ends lose their only edge
-    ]
-    at_zero = prune_edges(edges, tau=0.0, nodes=["a", "b", "h"])
-    assert at_zero.kept == [edges[0], edges[2], edges[3]]
-    assert at_zero.dropped == [edges[1], edges[4]]
-    assert at_zero.nodes == {"a", "b", "c", "d", "e"}
-    assert at_zero.dropped_nodes == {"f", "g", "h"}  # h never had an edge
+@pytest.mark.parametrize(("delta", "tau", "verdict"), [
+    (0.4, 0.2, (True, "retained")),
+    (0.2, 0.2, (False, "delta 0.200 <= tau 0.2")),  # at tau: cut, the comparison is <=
+    (0.0, 0.0, (False, "delta 0.000 <= tau 0")),
+    (0.01, 0.0, (True, "retained")),                 # tau 0 keeps any positive Delta
+    (0.1234, 0.125, (False, "delta 0.123 <= tau 0.125")),
+    (None, 0.0, (False, "not scored")),
+])
+def test_judge_delta_keeps_only_delta_above_tau(
+        delta: float | None, tau: float, verdict: tuple[bool, str]) -> None:
+    assert judge_delta(delta, tau) == verdict
 
-    at_quarter = prune_edges(edges, tau=0.25)
-    assert at_quarter.kept == [edges[0]]
-    assert at_quarter.nodes == {"a", "b"}
-    assert at_quarter.dropped_nodes == {"c", "d", "e", "f", "g"}
+
+EDGES = [("a", "b"), ("b", "c"), ("c", "d"), ("e", "a"), ("f", "g")]
+
+
+def test_prune_drops_weak_edges_then_isolated_nodes() -> None:
+    delta = {("a", "b"): 0.4, ("b", "c"): 0.0, ("c", "d"): 0.6, ("e", "a"): 0.2}
+    pruned = prune(list("abcdefg"), EDGES, delta, seeds=["a", "f"], tau=0.2)
+    assert pruned.edges == {("a", "b"): 0.4, ("c", "d"): 0.6}
+    assert pruned.pruned_edges == {("b", "c"): "delta 0.000 <= tau 0.2",
+                                   ("e", "a"): "delta 0.200 <= tau 0.2",
+                                   ("f", "g"): "not scored"}
+    assert pruned.nodes == ["a", "b", "c", "d"]
+    assert pruned.dropped_nodes == dict.fromkeys("efg", "no edge left after pruning")
+    assert pruned.seeds == ["a"]
+
+
+def test_tau_zero_keeps_any_positive_delta() -> None:
+    delta = {e: 0.01 for e in EDGES}
+    assert len(prune(list("abcdefg"), EDGES, delta, ["a"], 0.0).edges) == 5
+
+
+def test_a_seed_without_citation_edges_survives_pruning() -> None:
+    # s never had an edge: it stays. f had one and lost it: it goes.
+    pruned = prune(["a", "b", "f", "g", "s"], [("a", "b"), ("f", "g")],
+                   {("a", "b"): 0.5, ("f", "g"): 0.1}, seeds=["s", "f", "a"], tau=0.2)
+    assert pruned.seeds == ["s", "a"]
+    assert pruned.nodes == ["a", "b", "s"]
+    assert set(pruned.dropped_nodes) == {"f", "g"}
+
+
+def test_keep_all_edges_keeps_every_edge_with_weight_one() -> None:
+    kept = keep_all_edges(list("abcdefgx"), EDGES, seeds=["a", "x"])
+    assert kept.edges == dict.fromkeys(EDGES, 1.0)
+    assert kept.pruned_edges == {}
+    assert kept.dropped_nodes == {}  # x is a seed without edges; every other has one
+    assert kept.seeds == ["a", "x"]
 
 
 def test_age_counts_the_reference_year_itself() -> None:
     assert paper_age(2003, 2003) == 1  # same year: age 1, not 0
     assert paper_age(1999, 2003) == 5
     assert paper_age(2005, 2003) == 1  # later than the reference: clamped
+    assert paper_age(None, 2003) == 1  # no year: no recency term
 
 
 @pytest.mark.parametrize(("delta", "cited", "reference", "beta", "expected"), [
@@ -88,7 +129,8 @@ def test_age_counts_the_reference_year_itself() -> None:
     (0.5, 1995, 2003, 1.0, 0.5 / 9.0),       # age 9
     (0.6, 1980, 2003, 0.0, 0.6),             # beta 0: no recency term
     (0.0, 2001, 2003, 0.5, 0.0),
+    (0.7, None, 2003, 2.0, 0.7),             # no year: age 1
 ])
 def test_edge_weight_is_delta_times_age_to_minus_beta(
-        delta: float, cited: int, reference: int, beta: float, expected: float) -> None:
+        delta: float, cited: int | None, reference: int, beta: float, expected: float) -> None:
     assert edge_weight(delta, cited, reference, beta) == pytest.approx(expected, abs=1e-15)

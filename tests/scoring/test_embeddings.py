@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from crase.errors import EmbeddingModelMissing
-from crase.scoring.embeddings import (
+from crase.models.minilm import (
     MiniLmEncoder,
     erf,
     gelu_inplace,

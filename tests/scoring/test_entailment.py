@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from crase.scoring.backends import Claim
+from crase.models.minilm import MiniLmEncoder
+from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.entailment import OfflineEntailmentScorer, cosine_matrix
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer, cosine_matrix
 from crase.settings import SearchSettings
 
 
@@ -64,8 +64,8 @@ def test_missing_claims_give_none_not_zero(encoder: MiniLmEncoder) -> None:
     out = scorer.score([(CITING, []), ([], CITED), (CITING[:1], CITED[:1])])
     assert out[0] is None and out[1] is None
     assert out[2] is not None and out[2].shape == (1, 1)
-    assert scorer.usage.calls_planned == 3
-    assert scorer.usage.calls_made == 1 and scorer.usage.calls_failed == 2
+    assert scorer.usage.calls == 3
+    assert scorer.usage.made == 1 and scorer.usage.failed == 2
     assert scorer.score([]) == []
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from crase.graph import Graph
-from crase.scoring.planner import OfflinePlanner, key_phrases
+from crase.search.roles.offline_planner import OfflinePlanner, key_phrases
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 LUCENE_SPECIAL = re.compile(r'[+\-!(){}\[\]^"~*?:\\/&|]')
@@ -51,7 +51,7 @@ def test_count_is_respected_and_short_queries_do_not_repeat() -> None:
     assert planner.plan("the of and", 5) == ["the of and"]
     assert planner.plan("", 5) == []
     assert planner.plan("tachyon", 0) == []
-    assert planner.usage.calls_made == 5 and planner.usage.models == {"offline-keyphrase-v1"}
+    assert planner.usage.made == 5 and planner.usage.models == {"offline-keyphrase-v1"}
 
 
 def test_every_sub_query_keeps_a_technical_term_of_the_query() -> None:

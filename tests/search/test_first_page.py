@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.paper_vectors import load_or_build_index, store_paper_vectors
-from crase.search.backends import build_search_backends
+from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
+from crase.models.minilm import MiniLmEncoder
 from crase.search.pipeline import SearchBackends, SearchResult, run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends
 from crase.settings import PROJECT_ROOT, SearchSettings, Settings
 from tests.conftest import clean_graph
 from tests.sample_slice import load_sample_slice

@@ -4,9 +4,9 @@
 import pytest
 
 from crase.graph import Graph
-from crase.search.backends import build_search_backends
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends
 from crase.settings import SearchSettings, Settings
 from tests.search.test_pipeline import load_slice
 

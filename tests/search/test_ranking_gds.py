@@ -1,13 +1,15 @@
 """The GDS ranking of the pipeline equals a numpy PPR on the same weighted subgraph, with
-the weights computed in the projection (delta * age^-beta) for each orientation, and with
-the seeds' restart weights entering through the run's origin node."""
+the weights computed in the projection (delta * age^-beta, crase.scoring.delta.edge_weight)
+for each orientation, and with the seeds' restart weights entering through the run's origin
+node."""
 
 import numpy as np
 import pytest
 
 from crase.graph import Graph
+from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.pagerank import personalized_pagerank
-from crase.search.ranking import PrunedGraph, Walk, rank
+from crase.search.ranking import Walk, rank
 
 pytestmark = pytest.mark.integration
 
@@ -24,8 +26,8 @@ def numpy_ranking(orientation: str, restart: dict[str, float], reference_year: i
     for (u, v), delta in DELTA.items():
         steps = {"references": [(u, v)], "citing": [(v, u)], "both": [(u, v), (v, u)]}
         for source, target in steps[orientation]:
-            age = max(1, reference_year - YEARS[target] + 1)
-            weights[index[source], index[target]] += delta * age ** -beta
+            weights[index[source], index[target]] += edge_weight(delta, YEARS[target],
+                                                                 reference_year, beta)
     seeds = sorted(restart)
     scores = personalized_pagerank(weights, [index[s] for s in seeds], 0.85, 1000, 1e-14,
                                    source_weights=[restart[s] for s in seeds])

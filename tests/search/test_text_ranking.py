@@ -4,8 +4,8 @@ vector index and the fusion; without vectors, or without the index, BM25 alone."
 import pytest
 
 from crase.graph import Graph
-from crase.scoring.embeddings import MiniLmEncoder
-from crase.scoring.paper_vectors import load_or_build_index, store_paper_vectors
+from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
+from crase.models.minilm import MiniLmEncoder
 from crase.search.text_ranking import (
     BM25_WEIGHT,
     fuse,

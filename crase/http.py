@@ -1,0 +1,148 @@
+"""The one retry policy of every outgoing HTTP client (model endpoints, Semantic Scholar,
+Crossref, arXiv), and the loops that send a request under it, for httpx's async and sync
+clients.
+
+- A try is retried on 429, any 5xx, a timeout or a refused or dropped connection (httpx's
+  TransportError). Every other reply, 4xx included, is final: the same request would get
+  the same answer.
+- The wait doubles per retry, with jitter. A server's Retry-After (seconds or an HTTP date)
+  is a lower bound, and both are capped at `backoff_max_s`, so that a server asking for an
+  hour cannot stall a run.
+- The loops return the last try's reply or transport error; each client turns it into its
+  own result or error, and meters or paces its tries inside the `send` it passes in.
+"""
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+
+# Timeouts are TransportErrors too; other httpx errors (a redirect loop, a body that does not
+# decode) would fail the same way again.
+RETRYABLE_ERRORS = (httpx.TransportError,)
+
+TryOutcome = httpx.Response | httpx.TransportError  # what one try came to
+# Told the outcome that failed and the wait before the retry (to pace other callers, say).
+OnRetry = Callable[[TryOutcome, float], None]
+
+
+class RetrySettings(Protocol):
+    """The settings a policy is read from (ModelEndpoint, ProviderSettings)."""
+
+    max_retries: int
+    backoff_base_s: float
+    backoff_max_s: float
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int
+    backoff_base_s: float
+    backoff_max_s: float
+
+    @classmethod
+    def of(cls, settings: RetrySettings) -> "RetryPolicy":
+        return cls(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s)
+
+    def delay(self, attempt: int, retry_after_s: float | None = None) -> float:
+        """Seconds to wait before retry number `attempt` + 1."""
+        # Jitter in the upper half, so that callers that failed together do not retry together.
+        computed = self.backoff_base_s * 2.0**attempt * random.uniform(0.5, 1.0)
+        wanted = max(computed, retry_after_s or 0.0)
+        return min(wanted, self.backoff_max_s)
+
+    def wait_after(self, outcome: TryOutcome, attempt: int) -> float | None:
+        """The wait before trying again after try `attempt` (0 for the first) came to
+        `outcome`; None when that outcome is final or the retries are spent."""
+        if not is_retryable(outcome) or attempt >= self.max_retries:
+            return None
+        hint = retry_after(outcome) if isinstance(outcome, httpx.Response) else None
+        return self.delay(attempt, hint)
+
+
+def retryable_status(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def is_retryable(outcome: httpx.Response | BaseException) -> bool:
+    """Whether another try of the same request may fare better."""
+    if isinstance(outcome, httpx.Response):
+        return retryable_status(outcome.status_code)
+    return isinstance(outcome, RETRYABLE_ERRORS)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds until the date or the number in `value` (negative for a date already past);
+    None when the header is absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """A reply's Retry-After in seconds, at least 0; None when absent or unreadable."""
+    seconds = retry_after_seconds(response.headers.get("retry-after"))
+    return None if seconds is None else max(0.0, seconds)
+
+
+@dataclass(frozen=True)
+class Sent:
+    """The last try of a request and the number of retries before it."""
+
+    outcome: TryOutcome
+    retries: int
+
+    @property
+    def gave_up(self) -> bool:
+        """The last try failed in a way worth retrying: the retries ran out."""
+        return is_retryable(self.outcome)
+
+
+async def send_with_retries(send: Callable[[], Awaitable[httpx.Response]], policy: RetryPolicy,
+                            on_retry: OnRetry | None = None) -> Sent:
+    """Awaits `send()` until its outcome is final or the retries are spent, sleeping the
+    policy's wait in between. Errors that are not worth retrying propagate."""
+    attempt = 0
+    while True:
+        try:
+            outcome: TryOutcome = await send()
+        except RETRYABLE_ERRORS as err:
+            outcome = err
+        wait = policy.wait_after(outcome, attempt)
+        if wait is None:
+            return Sent(outcome, attempt)
+        if on_retry is not None:
+            on_retry(outcome, wait)
+        await asyncio.sleep(wait)
+        attempt += 1
+
+
+def send_with_retries_sync(send: Callable[[], httpx.Response], policy: RetryPolicy,
+                           on_retry: OnRetry | None = None) -> Sent:
+    """`send_with_retries` for a synchronous `send` (httpx.Client); blocks while it waits."""
+    attempt = 0
+    while True:
+        try:
+            outcome: TryOutcome = send()
+        except RETRYABLE_ERRORS as err:
+            outcome = err
+        wait = policy.wait_after(outcome, attempt)
+        if wait is None:
+            return Sent(outcome, attempt)
+        if on_retry is not None:
+            on_retry(outcome, wait)
+        time.sleep(wait)
+        attempt += 1

@@ -1,0 +1,171 @@
+"""One lifecycle for every run, search or idea: open the Run node, time each named stage,
+stop between stages when asked, and close the Run with its status on every way out.
+
+    with RunLifecycle.open(graph, run_id, "search", query, params, backends,
+                           STAGES, observer) as run:
+        with run.stage("plan"):
+            ...
+        run.plan, run.counts, run.usage = ...
+
+Leaving the block normally closes the Run as `run.status` ('done' unless the pipeline
+decided otherwise); RunCancelled closes it 'cancelled'; any other exception, or an
+interrupt, closes it 'failed' with the error. The exception is re-raised, so a Run is never
+left 'running'. The observer hears each stage as it starts (the HTTP API's progress) and is
+asked before each cancellable stage whether to stop.
+"""
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from crase.errors import RunCancelled
+from crase.graph import Graph
+
+LINK_BATCH = 5000
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def browser_query(run_id: str, relationship: str = "") -> str:
+    """The Cypher that shows a run in Neo4j Browser (all its links, or one kind)."""
+    kind = f":{relationship}" if relationship else ""
+    return f"MATCH (r:Run {{id: '{run_id}'}})-[x{kind}]->(p:Paper) RETURN r, x, p"
+
+
+class RunObserver(Protocol):
+    """Who follows a run while it works (the HTTP API's registry, a terminal)."""
+
+    def stage_started(self, name: str) -> None: ...
+
+    def items_done(self, stage: str, done: int, total: int) -> None: ...
+
+    def cancel_requested(self) -> bool: ...
+
+
+@dataclass
+class Callbacks:
+    """A RunObserver from plain functions; each one optional."""
+
+    on_stage: Callable[[str], None] | None = None
+    on_items: Callable[[str, int, int], None] | None = None
+    should_cancel: Callable[[], bool] | None = None
+
+    def stage_started(self, name: str) -> None:
+        if self.on_stage is not None:
+            self.on_stage(name)
+
+    def items_done(self, stage: str, done: int, total: int) -> None:
+        if self.on_items is not None:
+            self.on_items(stage, done, total)
+
+    def cancel_requested(self) -> bool:
+        return self.should_cancel is not None and self.should_cancel()
+
+
+SILENT = Callbacks()
+
+
+class StageClock:
+    """Times the stages of one run; each name must be one of the pipeline's stages."""
+
+    def __init__(self, stages: Sequence[str], observer: RunObserver = SILENT) -> None:
+        self.stages = tuple(stages)
+        self.observer = observer
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str, cancellable: bool = True) -> Iterator[None]:
+        if name not in self.stages:
+            raise ValueError(f"stage {name!r} is not one of {self.stages}")
+        if cancellable and self.observer.cancel_requested():
+            raise RunCancelled(f"cancelled before stage {name}")
+        self.observer.stage_started(name)
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round(time.perf_counter() - started, 4)
+
+
+class RunRecorder:
+    """Writes one Run node and its links (the queries in cypher/ name the link kinds)."""
+
+    def __init__(self, graph: Graph, run_id: str) -> None:
+        self.graph = graph
+        self.run_id = run_id
+
+    def open(self, kind: str, query: str, params: dict[str, Any],
+             backends: dict[str, str]) -> None:
+        self.graph.write("create_run", id=self.run_id, kind=kind, query=query,
+                         params=to_json(params), started=now_iso(), backends=to_json(backends))
+
+    def link(self, query: str, rows: list[dict[str, Any]], batch: int = LINK_BATCH) -> None:
+        """Rows to a link query (`$run_id`, `$rows`), in batches of `batch`."""
+        for start in range(0, len(rows), batch):
+            self.graph.write(query, run_id=self.run_id, rows=rows[start:start + batch])
+
+    def close(self, status: str, plan: list[str], counts: dict[str, Any],
+              timings: dict[str, float], usage: dict[str, Any], error: str | None) -> None:
+        self.graph.write("finish_run", id=self.run_id, status=status, plan=plan,
+                         counts=to_json(counts), timings=to_json(timings), usage=to_json(usage),
+                         error=error, finished=now_iso())
+
+
+@dataclass
+class RunLifecycle:
+    """A run in progress: its recorder and clock, and what its Run is closed with."""
+
+    recorder: RunRecorder
+    clock: StageClock
+    status: str = "done"  # what a normal exit closes the Run as; a pipeline may set 'failed'
+    error: str | None = None
+    plan: list[str] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+    usage: Callable[[], dict[str, Any]] = dict  # read once, at close
+
+    @property
+    def run_id(self) -> str:
+        return self.recorder.run_id
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return self.clock.timings
+
+    def stage(self, name: str, cancellable: bool = True) -> Any:
+        return self.clock.stage(name, cancellable)
+
+    @classmethod
+    @contextmanager
+    def open(cls, graph: Graph, run_id: str, kind: str, query: str, params: dict[str, Any],
+             backends: dict[str, str], stages: Sequence[str],
+             observer: RunObserver = SILENT) -> Iterator["RunLifecycle"]:
+        recorder = RunRecorder(graph, run_id)
+        recorder.open(kind, query, params, backends)
+        run = cls(recorder, StageClock(stages, observer))
+        try:
+            yield run
+        except BaseException as err:
+            run.status = "cancelled" if isinstance(err, RunCancelled) else "failed"
+            run.error = f"{type(err).__name__}: {err}"
+            raise
+        finally:
+            recorder.close(run.status, run.plan, run.counts, run.timings, run.usage(),
+                           run.error)
+
+
+def record_cancelled_before_start(graph: Graph, run_id: str, kind: str, query: str,
+                                  params: dict[str, Any]) -> None:
+    """A queued run that was cancelled before it began still gets its closed Run node."""
+    recorder = RunRecorder(graph, run_id)
+    recorder.open(kind, query, params, {})
+    recorder.close("cancelled", [], {}, {}, {}, "RunCancelled: cancelled before it started")

@@ -1,0 +1,117 @@
+"""Which backend serves each idea role: the model endpoint of the role where one is
+configured, the offline backend otherwise. The names go into the Run node and the audit.
+
+Roles and their endpoints (`ModelSettings`): structuring -> planner, recall -> expert,
+abstract assessment -> assessor, neighbour grades -> neighbour_scorer, ranking -> expert,
+report -> reporter (with refine_fulltext on the assessor endpoint).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from crase.idea.assessment import Assessor, ModelAssessor
+from crase.idea.discovery import ModelRecaller, Recaller
+from crase.idea.expert import Expert, ModelExpert
+from crase.idea.neighbour_gate import ModelNeighbourScorer, NeighbourScorer
+from crase.idea.report import ModelReporter, Reporter
+from crase.idea.roles.offline import (
+    OfflineAssessor,
+    OfflineExpert,
+    OfflineRecaller,
+    OfflineReporter,
+    OfflineStructurer,
+    structure_offline,
+)
+from crase.idea.structuring import IdeaStructure, structure_with_model
+from crase.models.chat import ModelRunner
+from crase.models.embedding_cache import CachedEncoder, TextEncoder
+from crase.models.minilm import MiniLmEncoder
+from crase.models.reply_cache import ReplyCache
+from crase.settings import IdeaSettings, ModelEndpoint, ProviderSettings, Settings
+
+
+class Structurer(Protocol):
+    name: str
+
+    def structure(self, runner: ModelRunner, idea: str, params: IdeaSettings
+                  ) -> IdeaStructure: ...
+
+
+class ModelStructurer:
+    def __init__(self, endpoint: ModelEndpoint) -> None:
+        self.endpoint = endpoint
+        self.name = f"model:{endpoint.model}:idea_facets+features+high_level+queries"
+
+    def structure(self, runner: ModelRunner, idea: str, params: IdeaSettings) -> IdeaStructure:
+        return structure_with_model(runner, self.endpoint, idea, params, structure_offline)
+
+
+@dataclass
+class IdeaBackends:
+    structurer: Structurer
+    recaller: Recaller
+    assessor: Assessor
+    neighbour_scorer: NeighbourScorer
+    expert: Expert
+    reporter: Reporter
+    providers: ProviderSettings | None = None  # external providers; None = never probed
+    runs_dir: Path | None = None  # where audit files go; None = graph only
+    cache: ReplyCache | None = None  # valid model replies reused within and across runs
+    # Embeds the idea for its own text ranking (search/text_ranking.py); None: BM25.
+    encoder: TextEncoder | None = None
+
+    def names(self) -> dict[str, str]:
+        return {"structuring": self.structurer.name, "recall": self.recaller.name,
+                "assessment": self.assessor.name, "neighbour_gate": self.neighbour_scorer.name,
+                "expert": self.expert.name, "report": self.reporter.name}
+
+    def new_runner(self) -> ModelRunner:
+        """A runner with a fresh ledger: one per run, so usage is counted per run."""
+        return ModelRunner(cache=self.cache)
+
+
+def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
+                        ) -> IdeaBackends:
+    """Build once and reuse: the offline backends keep the embedding model in memory (and
+    its vectors on disk under var/embedding-cache unless idea.embedding_cache is off)."""
+    models = settings.models
+    offline_needed = not (models.assessor.configured and models.neighbour_scorer.configured
+                          and models.expert.configured)
+    if encoder is None and offline_needed:
+        encoder = MiniLmEncoder()
+        if settings.idea.embedding_cache:
+            encoder = CachedEncoder(encoder, settings.var_dir / "embedding-cache")
+    offline_assessor = OfflineAssessor(encoder) if encoder is not None else None
+    structurer: Structurer = (ModelStructurer(models.planner) if models.planner.configured
+                              else OfflineStructurer())
+    recaller: Recaller = (ModelRecaller(models.expert) if models.expert.configured
+                          else OfflineRecaller())
+    assessor: Assessor | None = (ModelAssessor(models.assessor) if models.assessor.configured
+                                 else offline_assessor)
+    scorer: NeighbourScorer | None = (ModelNeighbourScorer(models.neighbour_scorer)
+                                      if models.neighbour_scorer.configured
+                                      else offline_assessor)
+    expert: Expert | None = (ModelExpert(models.expert) if models.expert.configured
+                             else OfflineExpert(encoder) if encoder is not None else None)
+    reporter: Reporter = (ModelReporter(models.reporter, models.assessor
+                                        if models.assessor.configured else None)
+                          if models.reporter.configured else OfflineReporter())
+    assert assessor is not None and scorer is not None and expert is not None  # encoder set
+    return IdeaBackends(
+        structurer=structurer, recaller=recaller, assessor=assessor, neighbour_scorer=scorer,
+        expert=expert, reporter=reporter, providers=settings.providers,
+        runs_dir=settings.var_dir / "runs",
+        cache=ReplyCache(models.cache_dir) if models.cache_enabled else None,
+        encoder=encoder,
+    )
+
+
+def describe_idea_backends(backends: IdeaBackends) -> str:
+    names = backends.names()
+    offline = [role for role, name in names.items() if name.startswith("offline")]
+    if len(offline) == len(names):
+        return "offline backends (no model endpoint configured)"
+    if offline:
+        return f"model endpoints, offline for: {', '.join(offline)}"
+    return "model endpoints for every idea role"

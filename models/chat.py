@@ -1,0 +1,410 @@
+"""The client every model role uses: OpenAI chat completions (what `vllm serve` exposes).
+
+One call = one prompt with its inputs. The client renders the prompt, looks for a valid
+earlier reply in the cache, else posts it to the role's endpoint (per-endpoint concurrency
+limit, timeout, and the retry policy of `crase.http`: 429, 5xx, timeouts and dropped
+connections, exponential backoff with jitter, Retry-After honoured), extracts the JSON,
+validates it against the prompt's reply model and the call's context check, and on a failed
+validation sends the problems back ONCE asking for a corrected reply. What still fails
+becomes a ModelFailure: a value, recorded in the ledger, never an invented score. Callers
+that prefer an exception call `failure.to_error()`.
+
+Every outcome carries the model, the prompt version and the tokens it cost; the ModelLedger
+sums them per stage and per (model, prompt) and serialises to JSON for the Run node.
+
+The async ChatClient lives inside one event loop. Pipelines are synchronous and run in
+worker threads; they use ModelRunner, which runs each batch in its own `asyncio.run`.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Generic, Literal, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
+from crase.http import RetryPolicy, TryOutcome, send_with_retries
+from crase.models.reply_cache import ReplyCache
+from crase.models.reply_json import repair_request, validate_reply
+from crase.prompts.catalog import Message, Prompt
+from crase.settings import ModelEndpoint, ModelSettings
+from crase.usage import ModelLedger, Usage
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+FailureKind = Literal[
+    "invalid_reply",  # replied twice, neither reply passed validation
+    "timeout",  # no reply within the timeout, also after the retries
+    "rate_limited",  # 429 after the retries
+    "server_error",  # 5xx after the retries
+    "http_error",  # another 4xx: the request itself is wrong, not retried
+    "transport",  # connection refused or dropped, also after the retries
+    "bad_response",  # 200 but not a chat completion
+    "missing_input",  # nothing to send (a paper without text); no request made
+]
+REPLY_EXCERPT_CHARS = 2000
+ROLES: tuple[str, ...] = tuple(
+    name for name, info in ModelSettings.model_fields.items() if info.annotation is ModelEndpoint
+)
+
+
+@dataclass(frozen=True)
+class ModelCall(Generic[R]):
+    """One prompt with its inputs, and the check its reply must pass in this context."""
+
+    prompt: Prompt
+    inputs: dict[str, str | int | float]
+    subject: str = ""  # what the call is about (paper id, edge u->v), for the record
+    stage: str = ""  # ledger bucket; the prompt name when empty
+    check: Callable[[R], list[str]] | None = None
+
+    @property
+    def stage_name(self) -> str:
+        return self.stage or self.prompt.name
+
+
+@dataclass(frozen=True)
+class ModelReply(Generic[R]):
+    value: R
+    model: str
+    prompt: str  # name@version
+    stage: str
+    subject: str
+    usage: Usage  # this call alone: calls == 1
+    repaired: bool = False
+    cached: bool = False
+
+    def record_in(self, ledger: ModelLedger) -> None:
+        ledger.record(self.stage, self.model, self.prompt, self.usage)
+
+
+@dataclass(frozen=True)
+class ModelFailure:
+    model: str
+    prompt: str
+    stage: str
+    subject: str
+    kind: FailureKind
+    detail: str
+    usage: Usage = field(default_factory=Usage)
+    last_reply: str | None = None  # excerpt of the rejected reply, for the audit
+
+    def to_error(self) -> ModelError:
+        cls = ModelReplyInvalid if self.kind == "invalid_reply" else ModelError
+        where = f" for {self.subject}" if self.subject else ""
+        return cls(f"{self.model} {self.prompt}{where}: {self.kind}: {self.detail}")
+
+    def to_record(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["usage"] = self.usage.to_dict()
+        return record
+
+    def record_in(self, ledger: ModelLedger) -> None:
+        ledger.record(self.stage, self.model, self.prompt, self.usage, self.to_record())
+
+
+Outcome = ModelReply[Any] | ModelFailure
+
+
+def reply_value(outcome: ModelReply[R] | ModelFailure) -> R:
+    """The validated value, or the failure raised as ModelReplyInvalid / ModelError, for
+    callers that cannot go on without it (the failure is already in the ledger)."""
+    if isinstance(outcome, ModelFailure):
+        raise outcome.to_error()
+    return outcome.value
+
+
+# --- HTTP -------------------------------------------------------------------------------
+
+
+def call_usage(meter: Usage, endpoint: ModelEndpoint, *, failed: bool = False,
+               repaired: bool = False, cached: bool = False) -> Usage:
+    """One call's Usage from what its requests metered (requests, retries, tokens, time):
+    priced at the endpoint's rates and counted as one call."""
+    cost = (meter.prompt_tokens * endpoint.usd_per_1k_prompt
+            + meter.completion_tokens * endpoint.usd_per_1k_completion) / 1000
+    return replace(meter, calls=1, made=int(meter.requests > 0), cached=int(cached),
+                   repaired=int(repaired), failed=int(failed), cost_usd=cost,
+                   models={endpoint.model})
+
+
+@dataclass(frozen=True)
+class _Problem:
+    kind: FailureKind
+    detail: str
+
+
+class ChatClient:
+    """Async client for one event loop; open it with `async with`."""
+
+    def __init__(self, ledger: ModelLedger, cache: ReplyCache | None = None) -> None:
+        self.ledger = ledger
+        self.cache = cache
+        self._http: httpx.AsyncClient | None = None
+        self._limits: dict[tuple[str, str], asyncio.Semaphore] = {}
+
+    async def __aenter__(self) -> "ChatClient":
+        self._http = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=32))
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def complete_all(
+        self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]
+    ) -> list[Outcome]:
+        """All calls concurrently (bounded by the endpoint's limit), outcomes in call order."""
+        return list(await asyncio.gather(*(self.complete(endpoint, call) for call in calls)))
+
+    async def complete(self, endpoint: ModelEndpoint, call: ModelCall[Any]) -> Outcome:
+        if not endpoint.configured:
+            raise ModelNotConfigured(f"no endpoint for {call.prompt.ref}: set base_url and model")
+        messages = call.prompt.render(call.inputs)
+        max_tokens = endpoint.max_tokens or call.prompt.max_tokens
+        key = ReplyCache.key(call.prompt, messages, endpoint, max_tokens)
+        outcome = self._from_cache(endpoint, call, key)
+        if outcome is None:
+            outcome = await self._ask(endpoint, call, messages, max_tokens, key)
+        outcome.record_in(self.ledger)
+        return outcome
+
+    def _from_cache(
+        self, endpoint: ModelEndpoint, call: ModelCall[Any], key: str
+    ) -> Outcome | None:
+        content = self.cache.get(key) if self.cache is not None else None
+        if content is None:
+            return None
+        value, problems = validate_reply(call.prompt.reply_model, call.check, content)
+        if value is None:
+            log.info("cached reply %s no longer passes validation: %s", key, problems)
+            return None
+        return ModelReply(
+            value=value, model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
+            subject=call.subject, usage=call_usage(Usage(), endpoint, cached=True),
+            cached=True,
+        )
+
+    async def _ask(
+        self,
+        endpoint: ModelEndpoint,
+        call: ModelCall[Any],
+        messages: list[Message],
+        max_tokens: int,
+        key: str,
+    ) -> Outcome:
+        meter = Usage()
+        reply_model = call.prompt.reply_model
+        content = await self._post(endpoint, messages, max_tokens, reply_model, meter)
+        if isinstance(content, _Problem):
+            return self._failure(endpoint, call, meter, content.kind, content.detail)
+        value, problems = validate_reply(reply_model, call.check, content)
+        repaired = False
+        if value is None:
+            first_problems = problems
+            retry = [*messages, {"role": "assistant", "content": content}, repair_request(problems)]
+            content = await self._post(endpoint, retry, max_tokens, reply_model, meter)
+            if isinstance(content, _Problem):
+                detail = f"repair request failed ({content.detail}) after: {first_problems}"
+                return self._failure(endpoint, call, meter, content.kind, detail)
+            value, problems = validate_reply(reply_model, call.check, content)
+            if value is None:
+                detail = "; ".join(problems)
+                return self._failure(endpoint, call, meter, "invalid_reply", detail, content)
+            repaired = True
+        reply = ModelReply(
+            value=value, model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
+            subject=call.subject, usage=call_usage(meter, endpoint, repaired=repaired),
+            repaired=repaired,
+        )
+        if self.cache is not None:
+            self.cache.put(key, content, reply)
+        return reply
+
+    def _failure(
+        self,
+        endpoint: ModelEndpoint,
+        call: ModelCall[Any],
+        meter: Usage,
+        kind: FailureKind,
+        detail: str,
+        last_reply: str | None = None,
+    ) -> ModelFailure:
+        return ModelFailure(
+            model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
+            subject=call.subject, kind=kind, detail=detail,
+            usage=call_usage(meter, endpoint, failed=True),
+            last_reply=last_reply[:REPLY_EXCERPT_CHARS] if last_reply is not None else None,
+        )
+
+    async def _post(
+        self,
+        endpoint: ModelEndpoint,
+        messages: list[Message],
+        max_tokens: int,
+        reply_model: type[BaseModel],
+        meter: Usage,
+    ) -> str | _Problem:
+        """The reply text, after retries; or the last problem."""
+        assert self._http is not None, "use ChatClient inside `async with`"
+        url = f"{str(endpoint.base_url).rstrip('/')}/chat/completions"
+        body = request_body(endpoint, messages, max_tokens, reply_model)
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+        limit = self._limit(endpoint)
+        http = self._http
+
+        async def send() -> httpx.Response:
+            async with limit:
+                meter.requests += 1
+                started = time.monotonic()
+                try:
+                    return await http.post(url, json=body, headers=headers,
+                                           timeout=endpoint.timeout_s)
+                finally:
+                    meter.seconds += time.monotonic() - started
+
+        sent = await send_with_retries(send, RetryPolicy.of(endpoint))
+        meter.retries += sent.retries
+        result = read_outcome(sent.outcome, endpoint, meter)
+        if sent.gave_up and isinstance(result, _Problem):
+            return _Problem(result.kind, f"{result.detail} (after {sent.retries} retries)")
+        return result
+
+    def _limit(self, endpoint: ModelEndpoint) -> asyncio.Semaphore:
+        key = (str(endpoint.base_url), endpoint.model)
+        if key not in self._limits:
+            self._limits[key] = asyncio.Semaphore(endpoint.max_concurrency)
+        return self._limits[key]
+
+
+def request_body(
+    endpoint: ModelEndpoint,
+    messages: list[Message],
+    max_tokens: int,
+    reply_model: type[BaseModel],
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "temperature": endpoint.temperature,
+        "max_tokens": max_tokens,
+    }
+    if endpoint.response_format == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    elif endpoint.response_format == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": reply_model.__name__,
+                "schema": reply_model.model_json_schema(),
+            },
+        }
+    return body
+
+
+def read_outcome(outcome: TryOutcome, endpoint: ModelEndpoint, meter: Usage) -> str | _Problem:
+    """The reply text of a request's last try, or what went wrong with it."""
+    if isinstance(outcome, httpx.TimeoutException):
+        return _Problem("timeout", f"no reply within {endpoint.timeout_s}s")
+    if isinstance(outcome, httpx.TransportError):
+        return _Problem("transport", f"{type(outcome).__name__}: {outcome}")
+    return read_completion(outcome, meter)
+
+
+def read_completion(response: httpx.Response, meter: Usage) -> str | _Problem:
+    """The assistant's text of a 200 reply (tokens go to the meter), or what went wrong."""
+    status = response.status_code
+    if status == 429:
+        return _Problem("rate_limited", "429 Too Many Requests")
+    if status >= 500:
+        return _Problem("server_error", f"{status} {response.text[:200]}")
+    if status != 200:
+        return _Problem("http_error", f"{status} {response.text[:200]}")
+    try:
+        data = response.json()
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError) as err:
+        return _Problem("bad_response", f"not a chat completion ({type(err).__name__}: {err})")
+    count_tokens(data.get("usage"), meter)
+    if not isinstance(content, str):
+        return _Problem("bad_response", "the completion has no text content")
+    if choice.get("finish_reason") == "length":
+        log.info("a completion was cut at max_tokens; validation will judge it")
+    return content
+
+
+def count_tokens(usage: object, meter: Usage) -> None:
+    if not isinstance(usage, dict):
+        meter.usage_missing += 1
+        return
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int):
+        meter.usage_missing += 1
+        return
+    meter.prompt_tokens += prompt
+    meter.completion_tokens += completion
+
+
+# --- the synchronous side ---------------------------------------------------------------
+
+
+class ModelRunner:
+    """For synchronous callers (pipelines in worker threads): one `asyncio.run` per batch.
+
+    The ledger and the cache outlive the batches; the HTTP client and the concurrency
+    limits live inside one batch. Do not call it from a running event loop.
+    """
+
+    def __init__(self, ledger: ModelLedger | None = None, cache: ReplyCache | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ModelLedger()
+        self.cache = cache
+
+    @classmethod
+    def from_settings(
+        cls, models: ModelSettings, ledger: ModelLedger | None = None
+    ) -> "ModelRunner":
+        cache = ReplyCache(models.cache_dir) if models.cache_enabled else None
+        return cls(ledger, cache)
+
+    def run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]) -> list[Outcome]:
+        if not calls:
+            return []
+        return asyncio.run(self._run(endpoint, calls))
+
+    def run_one(self, endpoint: ModelEndpoint, call: ModelCall[Any]) -> Outcome:
+        return self.run(endpoint, [call])[0]
+
+    def skip(self, endpoint: ModelEndpoint, call: ModelCall[Any], reason: str) -> ModelFailure:
+        """Record a call that was not sent because its input is missing."""
+        failure = ModelFailure(
+            model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
+            subject=call.subject, kind="missing_input", detail=reason,
+            usage=call_usage(Usage(), endpoint, failed=True),
+        )
+        failure.record_in(self.ledger)
+        return failure
+
+    async def _run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]) -> list[Outcome]:
+        async with ChatClient(self.ledger, self.cache) as client:
+            return await client.complete_all(endpoint, calls)
+
+
+def endpoint_for(models: ModelSettings, role: str) -> ModelEndpoint:
+    """The configured endpoint of a role; ModelNotConfigured when it has none."""
+    if role not in ROLES:
+        raise ModelNotConfigured(f"no model role {role!r}; roles are {list(ROLES)}")
+    endpoint: ModelEndpoint = getattr(models, role)
+    if not endpoint.configured:
+        raise ModelNotConfigured(
+            f"model role {role} has no endpoint: set CRASE_MODELS__{role.upper()}__BASE_URL "
+            f"and CRASE_MODELS__{role.upper()}__MODEL"
+        )
+    return endpoint

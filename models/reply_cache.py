@@ -1,0 +1,75 @@
+"""Valid model replies on disk, so a repeated call costs nothing."""
+
+import hashlib
+import json
+import logging
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crase.prompts.catalog import Message, Prompt
+from crase.settings import ModelEndpoint
+
+if TYPE_CHECKING:  # the reply type only annotates `put`; chat.py imports this module
+    from crase.models.chat import ModelReply
+
+log = logging.getLogger(__name__)
+
+
+class ReplyCache:
+    """Valid replies on disk, one JSON file per sha256 key; only valid replies are stored,
+    and a stored reply is validated again when read, so a changed check never reuses a
+    reply it would now reject."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @staticmethod
+    def key(
+        prompt: Prompt, messages: list[Message], endpoint: ModelEndpoint, max_tokens: int
+    ) -> str:
+        material = {
+            "prompt": prompt.name,
+            "version": prompt.version,
+            "messages": messages,
+            "model": endpoint.model,
+            "temperature": endpoint.temperature,
+            "max_tokens": max_tokens,
+            "response_format": endpoint.response_format,
+        }
+        encoded = json.dumps(material, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        return hashlib.sha256(encoded).hexdigest()
+
+    def path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> str | None:
+        """The stored reply text, or None when absent or unreadable."""
+        try:
+            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            log.warning("ignoring unreadable cache entry %s: %s", key, err)
+            return None
+        content = entry.get("content") if isinstance(entry, dict) else None
+        return content if isinstance(content, str) else None
+
+    def put(self, key: str, content: str, reply: "ModelReply[Any]") -> None:
+        entry = {
+            "content": content,
+            "model": reply.model,
+            "prompt": reply.prompt,
+            "usage": reply.usage.to_dict(),
+            "stored": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        path = self.path(key)
+        partial = path.with_suffix(f".{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
+            partial.replace(path)  # atomic: a reader never sees half a file
+        except OSError as err:
+            # The cache only saves money; a full disk must not fail a valid call.
+            log.warning("could not store cache entry %s: %s", key, err)

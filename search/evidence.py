@@ -1,0 +1,111 @@
+"""Why each returned paper was kept: the seed that reaches it, the retained citation edges
+on the way (each with Delta and its best-grounded claim pair), and its strongest edges.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from crase.scoring.claims import Claim
+from crase.search.expansion import Edge
+
+
+@dataclass
+class EdgeEvidence:
+    citing: str
+    cited: str
+    delta: float
+    citing_claim: str | None = None  # the claim of the citing paper best grounded by ...
+    cited_claim: str | None = None  # ... this claim of the cited paper
+    support: float | None = None  # entailment score of that pair
+
+
+@dataclass
+class PaperEvidence:
+    seed: bool
+    reached_from: str | None  # nearest seed along the walk
+    path: list[EdgeEvidence] = field(default_factory=list)
+    strongest_edges: list[EdgeEvidence] = field(default_factory=list)
+    # Not ranked by the walk: a full-text hit of the query that filled an empty place.
+    text_match: bool = False
+    # A seed's place in the query's own text ranking (BM25 and embeddings fused) and its
+    # share of the walk's restart mass (1 / rank^2, normalised): why a seed stands high.
+    text_rank: int | None = None
+    restart_share: float | None = None
+
+    def edges(self) -> list[EdgeEvidence]:
+        return self.path + self.strongest_edges
+
+
+def walk_steps(edges: dict[Edge, float], orientation: str) -> dict[str, list[tuple[str, Edge]]]:
+    """For each paper, the papers the walk can step to, with the citation edge used."""
+    steps: dict[str, list[tuple[str, Edge]]] = {}
+    for u, v in edges:
+        if orientation in ("references", "both"):
+            steps.setdefault(u, []).append((v, (u, v)))
+        if orientation in ("citing", "both"):
+            steps.setdefault(v, []).append((u, (u, v)))
+    return steps
+
+
+def nearest_seed_paths(edges: dict[Edge, float], seeds: list[str],
+                       orientation: str) -> dict[str, tuple[str, list[Edge]]]:
+    """Breadth-first from all seeds at once: for each reachable paper, its nearest seed and
+    the citation edges on one shortest walk from it."""
+    steps = walk_steps(edges, orientation)
+    parent: dict[str, tuple[str, Edge] | None] = {s: None for s in seeds}
+    origin = {s: s for s in seeds}
+    queue = deque(seeds)
+    while queue:
+        here = queue.popleft()
+        for there, edge in steps.get(here, []):
+            if there not in parent:
+                parent[there] = (here, edge)
+                origin[there] = origin[here]
+                queue.append(there)
+    paths = {}
+    for paper in parent:
+        path, cursor = [], paper
+        while (link := parent[cursor]) is not None:
+            cursor, edge = link
+            path.append(edge)
+        paths[paper] = (origin[paper], path[::-1])
+    return paths
+
+
+def build_evidence(results: list[str], edges: dict[Edge, float], seeds: list[str],
+                   orientation: str) -> dict[str, PaperEvidence]:
+    paths = nearest_seed_paths(edges, seeds, orientation)
+    incident: dict[str, list[Edge]] = {}
+    for edge in edges:
+        for paper in edge:
+            incident.setdefault(paper, []).append(edge)
+    evidence = {}
+    for paper in results:
+        origin, path = paths.get(paper, (None, []))
+        strong = sorted(incident.get(paper, []), key=lambda e: (-edges[e], e))[:3]
+        evidence[paper] = PaperEvidence(
+            seed=paper in seeds, reached_from=origin,
+            path=[EdgeEvidence(u, v, edges[(u, v)]) for u, v in path],
+            strongest_edges=[EdgeEvidence(u, v, edges[(u, v)]) for u, v in strong
+                             if (u, v) not in path],
+        )
+    return evidence
+
+
+def attach_claim_pairs(evidence: dict[str, PaperEvidence], matrices: dict[Edge, np.ndarray],
+                       claims: dict[str, list[Claim]]) -> None:
+    """Fill each edge's best claim pair from its stored matrix (row = citing claim)."""
+    for paper_evidence in evidence.values():
+        for item in paper_evidence.edges():
+            matrix = matrices.get((item.citing, item.cited))
+            if matrix is None or matrix.size == 0:
+                continue
+            i, j = np.unravel_index(int(np.argmax(matrix)), matrix.shape)
+            citing_claims = claims.get(item.citing, [])
+            cited_claims = claims.get(item.cited, [])
+            if i < len(citing_claims) and j < len(cited_claims):
+                item.citing_claim = citing_claims[i].text
+                item.cited_claim = cited_claims[j].text
+                item.support = round(float(matrix[i, j]), 4)

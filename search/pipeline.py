@@ -1,0 +1,227 @@
+"""Evidence-graph search, end to end: plan -> seeds -> neighbourhood -> claims ->
+entailment -> pruning -> ranking -> evidence, each stage timed and recorded on the Run.
+"""
+
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from crase.graph import Graph
+from crase.models.minilm import MiniLmEncoder
+from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
+from crase.scoring.delta import PrunedGraph, keep_all_edges, prune
+from crase.search.audit import record_considered, record_results, record_seeds
+from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
+from crase.search.expansion import Neighbourhood, expand
+from crase.search.grounding import (
+    EdgeScores,
+    ensure_claims,
+    ensure_edge_scores,
+    read_claims,
+    read_matrices,
+)
+from crase.search.ranking import Walk, rank
+from crase.search.request import SearchRequest
+from crase.search.roles.protocols import ClaimExtractor, EntailmentScorer, Planner
+from crase.search.seeds import (
+    QUERY_ITSELF,
+    Seed,
+    SeedRules,
+    find_seeds,
+    given_seeds,
+    restart_distribution,
+    unique_seed_ids,
+)
+from crase.search.text_fill import fill_from_text
+from crase.settings import SearchSettings
+from crase.usage import Usage
+
+# The stages in the order they run; the Run's timings and the HTTP progress use these names.
+STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
+          "evidence", "record")
+
+
+@dataclass
+class SearchBackends:
+    planner: Planner
+    extractor: ClaimExtractor
+    scorer: EntailmentScorer
+    # Embeds the query for the vector half of its own search; None: BM25 only.
+    encoder: MiniLmEncoder | None = None
+
+    def names(self) -> dict[str, str]:
+        return {"planner": self.planner.name, "claims": self.extractor.name,
+                "entailment": f"{self.scorer.name}@{self.scorer.version}"}
+
+    def usage(self) -> dict[str, Usage]:
+        return {"planner": self.planner.usage, "claims": self.extractor.usage,
+                "entailment": self.scorer.usage}
+
+
+@dataclass
+class RankedPaper:
+    rank: int
+    id: str
+    score: float
+    title: str
+    year: int | None
+    authors: list[str]
+    evidence: PaperEvidence
+
+
+@dataclass
+class SearchResult:
+    run_id: str
+    query: str
+    plan: list[str]
+    seeds: list[Seed]
+    counts: dict[str, int]
+    timings: dict[str, float]
+    backends: dict[str, str]
+    usage: dict[str, Any]
+    results: list[RankedPaper] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def usage_since(before: dict[str, Usage], after: dict[str, Usage]) -> dict[str, Any]:
+    """Per-role usage spent between two snapshots, as plain data for the Run node."""
+    return {role: now.since(before[role]).to_dict() for role, now in after.items()}
+
+
+def snapshot(usages: dict[str, Usage]) -> dict[str, Usage]:
+    return {role: usage.copy() for role, usage in usages.items()}
+
+
+def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
+               run_id: str | None = None, observer: RunObserver = SILENT) -> SearchResult:
+    """Run one search and record it; a failure is recorded on the Run, then re-raised."""
+    run_id = run_id or uuid.uuid4().hex[:12]
+    before = snapshot(backends.usage())
+    with RunLifecycle.open(graph, run_id, "search", request.query,
+                           request.model_dump(mode="json"), backends.names(), STAGES,
+                           observer) as run:
+        result = SearchResult(run_id, request.query, [], [], {}, run.timings,
+                              backends.names(), {})
+
+        def spent() -> dict[str, Any]:
+            result.usage = usage_since(before, backends.usage())
+            return result.usage
+
+        run.usage = spent
+        _run_stages(graph, backends, request, run, result, observer)
+        run.plan, run.counts = result.plan, result.counts
+    return result
+
+
+def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
+                run: RunLifecycle, result: SearchResult, observer: RunObserver) -> None:
+    p = request.params
+    given = request.seed_override is not None
+    # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.
+    uniform = p.weighting == "uniform"
+    planned = not given and p.sub_queries > 0
+    with run.stage("plan"):
+        result.plan = backends.planner.plan(request.query, p.sub_queries) if planned else []
+    with run.stage("seeds"):
+        result.seeds = (given_seeds(request.seed_override or [], request.exclude) if given else
+                        find_seeds(graph, backends.encoder, request.query, result.plan,
+                                   seed_rules(p), request.exclude))
+        seed_ids = unique_seed_ids(result.seeds)
+        restart = restart_distribution(result.seeds, "uniform" if given else p.seed_weights)
+        record_seeds(run.recorder, result.seeds, restart)
+    with run.stage("expand"):
+        hood = expand(graph, seed_ids, p.hops, request.exclude)
+    with run.stage("claims"):
+        extracted = 0 if uniform else ensure_claims(graph, backends.extractor, hood.nodes,
+                                                    progress=observer.items_done)
+    with run.stage("entailment"):
+        scores = EdgeScores() if uniform else ensure_edge_scores(
+            graph, backends.extractor.name, backends.scorer, hood.edges, p.theta,
+            progress=observer.items_done, stored=hood.stored)
+    with run.stage("prune"):
+        pruned = (keep_all_edges(hood.nodes, hood.edges, hood.seeds) if uniform else
+                  prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau))
+    with run.stage("rank"):
+        walk = Walk(p.ranker, p.orientation, request.age_reference(),
+                    0.0 if uniform else p.beta, p.alpha, p.k, p.max_iterations, p.tolerance)
+        ranked = rank(graph, result.run_id, pruned, walk, restart)
+    with run.stage("fill"):
+        ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
+                                            p.k, request.exclude)
+                             if p.fill == "text" else (ranked, []))
+    with run.stage("evidence"):
+        result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text)
+        _attach_seed_places(result.results, result.seeds, restart)
+    with run.stage("record"):
+        result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
+                                plan_calls=1 if planned else 0)
+        record_considered(run.recorder, _considered_rows(hood, pruned))
+        record_results(run.recorder, [
+            {"paper_id": r.id, "rank": r.rank, "score": r.score,
+             "evidence": _evidence_json(r.evidence)} for r in result.results])
+
+
+def seed_rules(p: SearchSettings) -> SeedRules:
+    return SeedRules(p.query_seeds, p.seeds_per_query, p.seed_pool, p.seed_rule,
+                     p.seed_weights, p.sub_query_weight)
+
+
+def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
+             pruned: PrunedGraph, orientation: str,
+             from_text: list[str]) -> list[RankedPaper]:
+    ids = [paper for paper, _ in ranked]
+    evidence = build_evidence(ids, pruned.edges, pruned.seeds, orientation)
+    for paper in from_text:
+        evidence[paper].text_match = True
+    edges = sorted({(e.citing, e.cited) for ev in evidence.values() for e in ev.edges()})
+    papers_on_edges = sorted({p for edge in edges for p in edge})
+    attach_claim_pairs(evidence, read_matrices(graph, backends.scorer, edges),
+                       read_claims(graph, papers_on_edges, backends.extractor.name))
+    papers = {row["id"]: row for row in graph.read("read_papers", ids=ids)}
+    return [RankedPaper(rank, pid, round(score, 8), papers[pid]["title"] or "",
+                        papers[pid]["year"], papers[pid]["authors"] or [], evidence[pid])
+            for rank, (pid, score) in enumerate(ranked, start=1)]
+
+
+def _attach_seed_places(results: list[RankedPaper], seeds: list[Seed],
+                        restart: dict[str, float]) -> None:
+    text_rank = {s.paper_id: s.relevance_rank for s in seeds
+                 if s.sub_query_index == QUERY_ITSELF}
+    for paper in results:
+        paper.evidence.text_rank = text_rank.get(paper.id)
+        if paper.id in restart:
+            paper.evidence.restart_share = round(restart[paper.id], 6)
+
+
+def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: EdgeScores,
+            pruned: PrunedGraph, result: SearchResult, plan_calls: int) -> dict[str, int]:
+    # Known before any model call: 1 plan call (none with given seeds), one claim call per
+    # paper lacking claims, one entailment call per edge lacking a score (the paper's
+    # 1 + |V| + |E| when cold).
+    return {
+        "seeds": len(seed_ids), "seeds_in_graph": len(hood.seeds),
+        "nodes": len(hood.nodes), "edges": len(hood.edges),
+        "papers_claims_extracted": extracted,
+        "edges_scored_now": scores.scored_now, "edges_reused": scores.reused,
+        "edges_failed": len(scores.failed),
+        "edges_without_claims": len(scores.without_claims),
+        "edges_pruned": len(pruned.pruned_edges), "nodes_dropped": len(pruned.dropped_nodes),
+        "retained_nodes": len(pruned.nodes), "retained_edges": len(pruned.edges),
+        "seeds_retained": len(pruned.seeds), "results": len(result.results),
+        "results_from_text": sum(r.evidence.text_match for r in result.results),
+        "backend_calls_planned": plan_calls + extracted + scores.scored_now
+        + len(scores.failed),
+    }
+
+
+def _considered_rows(hood: Neighbourhood, pruned: PrunedGraph) -> list[dict[str, Any]]:
+    seeds = set(hood.seeds)
+    return [{"paper_id": n, "kept": n not in pruned.dropped_nodes,
+             "reason": pruned.dropped_nodes.get(n, "has a retained edge"), "seed": n in seeds}
+            for n in hood.nodes]
+
+
+def _evidence_json(evidence: PaperEvidence) -> str:
+    return to_json(asdict(evidence))

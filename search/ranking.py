@@ -1,0 +1,98 @@
+"""Ranking of the retained evidence graph (pruned by crase.scoring.delta.prune): project it
+into GDS, where the edge weights Delta * age^-beta are computed (the rule's Python reference
+is crase.scoring.delta.edge_weight), rank with personalized PageRank in GDS or SALSA in
+numpy, and always drop the projection.
+
+The personalization vector p (the seeds' restart weights, search/seeds.py) enters
+GDS through the run's own node o: o links to each seed s with weight p(s) and nothing
+links back, and the PageRank's only source node is o. With damping d, o holds (1 - d) and
+passes d (1 - d) p(s) to each seed every step, so on the papers the scores solve
+pi = d (1 - d) p + d W^T pi: GDS's personalized PageRank with teleport vector p, up to a
+constant factor. GDS 2.13 itself restarts uniformly over its source nodes only.
+
+About PageRank scores: GDS lets the mass of dangling nodes leak, while the paper sends
+dangling mass back to the seed distribution. Both vectors are proportional (the dangling
+mass re-enters exactly like extra teleport), so the ranking is the same; the scores
+reported are GDS's divided by their sum over the papers, i.e. the paper's distribution.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crase.graph import Graph
+from crase.scoring.delta import PrunedGraph
+from crase.scoring.salsa import salsa_scores
+
+
+@dataclass(frozen=True)
+class Walk:
+    """How the retained graph is walked."""
+
+    ranker: str  # "ppr" | "salsa"
+    orientation: str
+    reference_year: int
+    beta: float
+    alpha: float
+    k: int
+    max_iterations: int = 100
+    tolerance: float = 1e-9
+
+
+def retained_restart(restart: dict[str, float], seeds: list[str]) -> dict[str, float]:
+    """The personalization vector over the seeds that survived pruning, summing to 1 (equal
+    shares for seeds without a weight)."""
+    mass = {s: restart.get(s, 0.0) for s in seeds}
+    total = sum(mass.values())
+    if total <= 0:
+        return {s: 1.0 / len(seeds) for s in seeds} if seeds else {}
+    return {s: value / total for s, value in mass.items()}
+
+
+def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
+         restart: dict[str, float]) -> list[tuple[str, float]]:
+    """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
+    proportion to `restart`; the Run `run_id` is the walk's origin. The projection is
+    always dropped."""
+    if not pruned.seeds:
+        return []
+    p = retained_restart(restart, pruned.seeds)
+    nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
+    position = {paper: i for i, paper in enumerate(nodes)}
+    rows = [{"u": position[u], "v": position[v], "delta": d}
+            for (u, v), d in pruned.edges.items()]
+    starts = [{"v": position[s], "w": w} for s, w in p.items() if s in position]
+    name = f"crase-run-{run_id}"
+    try:
+        graph.write("project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
+                    rows=rows, restart=starts, orientation=walk.orientation,
+                    reference_year=walk.reference_year, beta=walk.beta)
+        if walk.ranker == "salsa":
+            return _rank_salsa(graph, name, p, walk)
+        return _rank_pagerank(graph, name, run_id, walk)
+    finally:
+        graph.write("drop_projection", graph_name=name)
+
+
+def _rank_pagerank(graph: Graph, name: str, run_id: str, walk: Walk) -> list[tuple[str, float]]:
+    rows = graph.read("rank_pagerank", graph_name=name, origin=run_id,
+                      damping=1.0 - walk.alpha, max_iterations=walk.max_iterations,
+                      tolerance=walk.tolerance, k=walk.k)
+    return [(r["id"], float(r["score"])) for r in rows]
+
+
+def _rank_salsa(graph: Graph, name: str, restart: dict[str, float],
+                walk: Walk) -> list[tuple[str, float]]:
+    rows = graph.read("stream_projected_weights", graph_name=name)
+    ids = sorted({r["source"] for r in rows} | {r["target"] for r in rows})
+    index = {paper: i for i, paper in enumerate(ids)}
+    weights = np.zeros((len(ids), len(ids)))
+    for r in rows:
+        weights[index[r["source"]], index[r["target"]]] += r["w"]
+    seeds = [s for s in restart if s in index]
+    scores = salsa_scores(weights, [index[s] for s in seeds], walk.alpha,
+                          seed_weights=[restart[s] for s in seeds])
+    k = walk.k
+    reached = [i for i in range(len(ids)) if scores[i] > 0]
+    order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:k]
+    return [(ids[i], float(scores[i])) for i in order]

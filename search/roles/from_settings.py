@@ -1,0 +1,36 @@
+"""Which backend serves each search role: a model endpoint where one is configured, the
+offline backend otherwise. Every backend's name is recorded on the Run, so an offline
+result is never mistaken for a model result.
+"""
+
+from crase.models.chat import ModelRunner
+from crase.models.minilm import MiniLmEncoder
+from crase.search.pipeline import SearchBackends
+from crase.search.roles.model import build_model_backends
+from crase.search.roles.offline_claims import OfflineClaimExtractor
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer
+from crase.search.roles.offline_planner import OfflinePlanner
+from crase.settings import Settings
+
+
+def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = None
+                          ) -> SearchBackends:
+    """Build once and reuse: the offline scorer keeps the embedding model in memory."""
+    model = build_model_backends(settings, ModelRunner.from_settings(settings.models))
+    # One encoder (weights loaded on first use) embeds the query and, offline, the claims.
+    encoder = encoder or MiniLmEncoder()
+    return SearchBackends(
+        planner=model.planner or OfflinePlanner(),
+        extractor=model.claims or OfflineClaimExtractor(),
+        scorer=model.entailment or OfflineEntailmentScorer(encoder),
+        encoder=encoder,
+    )
+
+
+def describe_backends(backends: SearchBackends) -> str:
+    offline = [role for role, name in backends.names().items() if name.startswith("offline")]
+    if len(offline) == 3:
+        return "offline backends (no model endpoint configured)"
+    if offline:
+        return f"model endpoints, offline for: {', '.join(offline)}"
+    return "model endpoints for every role"

@@ -1,0 +1,102 @@
+"""The query's own text ranking: Lucene BM25 over title and abstract, the nearest papers by
+embedding (the `paper_embedding` vector index), and their reciprocal-rank fusion.
+
+The fusion gives a paper at rank r of a list weight / (RRF_K + r), summed over the lists
+(Cormack, Clarke and Buettcher 2009). BM25's list weighs BM25_WEIGHT, the dense list 1:
+on CSFCube (expert labels) dense retrieval is far ahead of BM25 (R@50 0.632 against
+0.432), on hep-th the two are level, and the fused list beats both on both corpora
+(docs/benchmarks/report.md). Without stored embeddings (no `crase embed` yet) the ranking
+is BM25's alone.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from crase.errors import DatabaseError
+from crase.graph import Graph
+from crase.ingest.paper_vectors import paper_text
+
+# Lucene's query syntax characters; a query is searched as plain words.
+LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+RRF_K = 60
+BM25_WEIGHT = 0.5
+VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
+
+
+class Encoder(Protocol):
+    """What embeds a query: all-MiniLM-L6-v2, as the stored paper vectors (the search's
+    MiniLmEncoder, or the idea workflow's cached one)."""
+
+    def encode(self, texts: list[str]) -> NDArray[np.float32]: ...
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    title: str
+    year: int | None
+    score: float
+
+
+def escape_lucene(text: str) -> str:
+    return LUCENE_SPECIAL.sub(r"\\\1", text).strip()
+
+
+def lucene_text(text: str) -> str:
+    """Text as plain Lucene terms: lower case (so AND/OR/NOT are words, not operators; the
+    analyzer lower-cases anyway) with the syntax characters escaped."""
+    return escape_lucene(text.lower())
+
+
+def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> list[Hit]:
+    """BM25 hits, best first."""
+    escaped = lucene_text(text)
+    if not escaped:
+        return []
+    rows = graph.read("search_papers_fulltext", query=escaped, limit=limit, excluded=excluded)
+    return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
+
+
+def vector_hits(graph: Graph, encoder: Encoder, text: str, limit: int,
+                excluded: list[str]) -> list[Hit]:
+    """Nearest papers by embedding, best first; none when no paper has an embedding, or
+    when the database predates the vector index (`crase db init` adds it)."""
+    vector = encoder.encode([paper_text(text, "")])[0]
+    try:
+        rows = graph.read("search_papers_vector", vector=[float(x) for x in vector],
+                          limit=limit, excluded=excluded)
+    except DatabaseError as err:
+        if VECTOR_INDEX not in str(err):
+            raise
+        return []
+    return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
+
+
+def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,
+         ) -> list[tuple[str, float]]:
+    """Weighted reciprocal-rank fusion, best first, ties by id."""
+    scores: dict[str, float] = {}
+    for index, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[index]
+        for rank, paper in enumerate(dict.fromkeys(ranking), start=1):
+            scores[paper] = scores.get(paper, 0.0) + weight / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
+               excluded: list[str]) -> list[Hit]:
+    """The query's own ranking: BM25 and vector hits fused (BM25 alone without an encoder
+    or without stored embeddings); each hit's score is its fused score."""
+    lexical = search_hits(graph, query, limit, excluded)
+    dense = vector_hits(graph, encoder, query, limit, excluded) if encoder else []
+    if not dense:
+        return lexical
+    known = {hit.id: hit for hit in dense} | {hit.id: hit for hit in lexical}
+    fused = fuse([[h.id for h in lexical], [h.id for h in dense]], [BM25_WEIGHT, 1.0])
+    return [Hit(paper, known[paper].title, known[paper].year, score)
+            for paper, score in fused[:limit]]
