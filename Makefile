@@ -10,6 +10,7 @@ DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field the
 .PHONY: help setup venv jars demo test lint db-start db-stop clean
 
 help:
+	@echo "make lint   ruff and mypy (on an installed copy of the package)"
 	@echo "make demo   set up, start Neo4j, load and embed the sample corpus, run a search"
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
 	@echo "make db-stop  stop the Neo4j server this project started"
@@ -45,8 +46,13 @@ demo: db-start
 test: setup
 	$(BIN)/python -m pytest
 
+# mypy reads an installed copy: only an install maps the top-level folders to crase.X.
+LINT_SITE := var/lint/site
 lint: venv
-	$(BIN)/ruff check crase api ingest cypher scoring prompts bench tests
+	$(BIN)/ruff check .
+	rm -rf $(LINT_SITE)
+	$(BIN)/pip install -q --no-deps --target $(LINT_SITE) . 2>/dev/null
+	cd $(LINT_SITE) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p crase
 
 clean: db-stop
 	rm -rf $(VENV) var

@@ -98,13 +98,13 @@ def run_analyst_query(graph: Graph, text: str, params: dict[str, Any], timeout_s
 def explain(tx: ManagedTransaction, text: str,
             params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     # Only a keyword is put before the analyst's text; their values stay parameters.
-    summary = tx.run("EXPLAIN " + text, params).consume()  # type: ignore[arg-type]
+    summary = tx.run("EXPLAIN " + text, params).consume()
     return summary.query_type or "", summary.plan or {}
 
 
 def fetch_rows(tx: ManagedTransaction, text: str, params: dict[str, Any],
                row_limit: int) -> tuple[list[str], list[dict[str, Any]]]:
-    result = tx.run(text, params)  # type: ignore[arg-type]
+    result = tx.run(text, params)
     columns = list(result.keys())
     records = result.fetch(row_limit + 1)
     return columns, [{key: to_json(value) for key, value in record.items()}

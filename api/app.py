@@ -72,7 +72,7 @@ log = logging.getLogger(__name__)
 def status_for(error: CraseError) -> int:
     for cls in type(error).__mro__:
         if cls in ERROR_STATUS:
-            return ERROR_STATUS[cls]  # type: ignore[index]
+            return ERROR_STATUS[cls]
     return 500
 
 

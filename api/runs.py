@@ -25,11 +25,12 @@ from crase.graph import Graph
 from crase.idea.pipeline import STAGES as IDEA_STAGES
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
-from crase.idea.roles.from_settings import IdeaBackends
+from crase.idea.roles.protocols import IdeaBackends
 from crase.run_lifecycle import now_iso, record_cancelled_before_start
 from crase.search.pipeline import STAGES as SEARCH_STAGES
-from crase.search.pipeline import SearchBackends, run_search
+from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.protocols import SearchBackends
 
 RunStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})

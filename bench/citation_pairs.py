@@ -15,14 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crase.scoring.claims import PaperText
-from crase.settings import PROJECT_ROOT
-
-# The full hep-th corpus sits next to the project in the shared data folder; the
-# 3,000-paper sample in the repository stands in where it is absent.
-DEFAULT_CORPORA = (
-    PROJECT_ROOT.parent / "shared" / "data" / "hepth",
-    PROJECT_ROOT / "data" / "sample",
-)
+from crase.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -33,15 +26,17 @@ class Corpus:
 
 
 def default_corpus() -> Path:
-    return next((path for path in DEFAULT_CORPORA if (path / "papers.jsonl").is_file()),
-                DEFAULT_CORPORA[-1])
+    """The corpus setting (CRASE_SAMPLE_CORPUS): the repository's 3,000-paper hep-th
+    sample unless set, e.g. to the full hep-th corpus."""
+    return Settings().sample_corpus
 
 
 def add_sample_arguments(parser: argparse.ArgumentParser) -> None:
     """The corpus folder and the edge sample, as the benchmarks over citation pairs take
     them."""
     parser.add_argument("corpus", type=Path, nargs="?", default=default_corpus(),
-                        help="folder with papers.jsonl and citations.csv (default: hep-th)")
+                        help="folder with papers.jsonl and citations.csv "
+                        "(default: CRASE_SAMPLE_CORPUS, else data/sample)")
     parser.add_argument("--edges", type=int, default=2000, help="citation edges to sample")
     parser.add_argument("--seed", type=int, default=7, help="sampling seed")
 

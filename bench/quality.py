@@ -46,7 +46,7 @@ from crase.errors import CraseError, EvaluationError
 from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import MiniLmEncoder
-from crase.search.pipeline import SearchBackends
+from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, Settings
 
 DEPTH = max(CUTOFFS)

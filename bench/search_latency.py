@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from crase.graph import Graph
-from crase.search.pipeline import SearchBackends, run_search
+from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
+from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
 
 STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",

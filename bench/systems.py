@@ -21,8 +21,9 @@ from typing import Any, Literal
 from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, paper_text
 from crase.models.minilm import MiniLmEncoder
-from crase.search.pipeline import SearchBackends, run_search
+from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
+from crase.search.roles.protocols import SearchBackends
 from crase.search.text_ranking import fuse, search_hits
 from crase.settings import SearchSettings
 

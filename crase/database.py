@@ -17,9 +17,8 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from crase.errors import JarsMissing, ServerStartError
-from crase.settings import PROJECT_ROOT, DatabaseSettings
+from crase.settings import DatabaseSettings
 
-JARS_DIR = PROJECT_ROOT / "var" / "neo4j"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 
@@ -54,10 +53,10 @@ class ServerStatus:
 class Neo4jServer:
     """One Neo4j process with its home folder; at most one per home."""
 
-    def __init__(self, settings: DatabaseSettings, jars_dir: Path = JARS_DIR) -> None:
+    def __init__(self, settings: DatabaseSettings) -> None:
         self.settings = settings
         self.home = settings.home
-        self.jars_dir = jars_dir
+        self.jars_dir = settings.jars_dir
 
     # paths -----------------------------------------------------------------
     @property

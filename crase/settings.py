@@ -1,6 +1,10 @@
 """All settings in one object, read from the environment (prefix CRASE_, nested with __)
 and from a `.env` file. Code receives a Settings instance; nothing below this module reads
 os.environ.
+
+Local state lives under `var_dir` (default: `var/` in the directory Crase is started from,
+the checkout for `make`); the server home, the jars and the model-reply cache follow it
+unless set on their own. No path is derived from where the source files are installed.
 """
 
 from pathlib import Path
@@ -9,7 +13,10 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+def local_var_dir() -> Path:
+    """`var/` in the current directory: the default home of all local state."""
+    return Path.cwd() / "var"
 
 
 class DatabaseSettings(BaseModel):
@@ -21,7 +28,10 @@ class DatabaseSettings(BaseModel):
         None, description="Database password; unset means the generated one in var/neo4j/password"
     )
     database: str = Field("neo4j", description="Database name")
-    home: Path = Field(PROJECT_ROOT / "var" / "neo4j", description="Self-managed server home")
+    home: Path = Field(default_factory=lambda: local_var_dir() / "neo4j",
+                       description="Self-managed server home (default var_dir/neo4j)")
+    jars_dir: Path = Field(default_factory=lambda: local_var_dir() / "neo4j",
+                           description="Assembled Neo4j jars, lib/ and plugins/ (`make jars`)")
     listen_address: str = Field("127.0.0.1", description="Address the server binds to")
     bolt_port: int = Field(7687, description="Bolt port of the self-managed server")
     http_port: int = Field(7474, description="HTTP port (Neo4j Browser) of the server")
@@ -150,7 +160,8 @@ class ModelSettings(BaseModel):
         default_factory=ModelEndpoint, description="Joint Top-5 ranking, recalled papers"
     )
     reporter: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Report writing")
-    cache_dir: Path = Field(PROJECT_ROOT / "var" / "model-cache", description="Valid-reply cache")
+    cache_dir: Path = Field(default_factory=lambda: local_var_dir() / "model-cache",
+                            description="Valid-reply cache (default var_dir/model-cache)")
     cache_enabled: bool = Field(True, description="Reuse valid replies to unchanged requests")
 
 
@@ -304,4 +315,18 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
-    var_dir: Path = Field(PROJECT_ROOT / "var", description="Local state: runs, rejects, caches")
+    var_dir: Path = Field(default_factory=local_var_dir,
+                          description="Local state: runs, rejects, caches, the server home")
+    sample_corpus: Path = Field(default_factory=lambda: Path.cwd() / "data" / "sample",
+                                description="Corpus a benchmark reads when none is given")
+
+    @model_validator(mode="after")
+    def _follow_var_dir(self) -> "Settings":
+        """Paths left at their default live under var_dir, wherever var_dir is."""
+        if "home" not in self.database.model_fields_set:
+            self.database.home = self.var_dir / "neo4j"
+        if "jars_dir" not in self.database.model_fields_set:
+            self.database.jars_dir = self.var_dir / "neo4j"
+        if "cache_dir" not in self.models.model_fields_set:
+            self.models.cache_dir = self.var_dir / "model-cache"
+        return self

@@ -15,22 +15,19 @@ provider availability recorded by `providers.probe_providers`.
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from crase.errors import ProviderError
 from crase.graph import Graph
 from crase.idea.candidates import PaperRecord, RouteHit, RouteName
 from crase.idea.identity import IdentityRegistry, normalise_arxiv_id, normalise_doi
 from crase.idea.providers import ProviderStatus, describe_error, search_semantic_scholar
-from crase.idea.roles import model_calls
 from crase.idea.terms import normalise_title, title_similarity
 from crase.ingest.arxiv import arxiv_record
 from crase.ingest.crossref import crossref_record
 from crase.ingest.provider_http import ProviderClient
-from crase.models.chat import ModelFailure, ModelRunner
-from crase.prompts.catalog import load_prompt
 from crase.search.text_ranking import escape_lucene
-from crase.settings import ModelEndpoint, ProviderSettings
+from crase.settings import ProviderSettings
 
 TITLE_MATCH = 0.9  # word overlap from which a corpus title resolves a recalled title
 TITLE_CANDIDATES = 10  # corpus titles compared per look-up
@@ -67,34 +64,6 @@ class RecallOutcome:
     titles: list[RecalledTitle] = field(default_factory=list)
     reason: str = ""
     failure: dict[str, Any] | None = None
-
-
-class Recaller(Protocol):
-    name: str
-
-    def recall(self, runner: ModelRunner, idea: str, max_papers: int) -> RecallOutcome: ...
-
-
-class ModelRecaller:
-    """idea_recall_papers on the expert endpoint."""
-
-    def __init__(self, endpoint: ModelEndpoint) -> None:
-        self.endpoint = endpoint
-        self.name = f"model:{endpoint.model}:{load_prompt('idea_recall_papers').ref}"
-
-    def recall(self, runner: ModelRunner, idea: str, max_papers: int) -> RecallOutcome:
-        if max_papers == 0:
-            return RecallOutcome("skipped", self.name, reason="recall_max_papers is 0")
-        outcome = model_calls.recall_papers(runner, self.endpoint, idea, max_papers)
-        if isinstance(outcome, ModelFailure):
-            return RecallOutcome("failed", self.name, reason=f"{outcome.kind}: {outcome.detail}",
-                                 failure=outcome.to_record())
-        titles = [RecalledTitle(p.title, p.year, p.venue, p.doi, p.arxiv_id, p.url)
-                  for p in outcome.value.papers]
-        return RecallOutcome("recalled", f"model:{outcome.model}:{outcome.prompt}", titles)
-
-
-# --- the local full-text route -----------------------------------------------------------
 
 
 def fulltext_records(graph: Graph, query: str, limit: int,

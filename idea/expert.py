@@ -14,22 +14,17 @@ ranking failure on record: there is then no final ranking, and nothing rule-base
 in its place.
 """
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from crase.graph import Graph
 from crase.idea.candidates import Candidate
 from crase.idea.roles import model_calls
-from crase.idea.structuring import IdeaStructure
-from crase.models.chat import ModelFailure, ModelRunner
 from crase.models.reply_json import validate_reply
-from crase.prompts.catalog import load_prompt
 from crase.prompts.replies import ExpertRankingReply, check_expert_ranking
 from crase.search.text_ranking import Encoder, query_hits
-from crase.settings import ModelEndpoint
 
 # How deep the idea's own text ranking is read for the expert's text-rank signal.
 TEXT_RANK_DEPTH = 200
@@ -53,13 +48,6 @@ class ExpertOutcome:
 
     def to_audit(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class Expert(Protocol):
-    name: str
-
-    def rank(self, runner: ModelRunner, structure: IdeaStructure,
-             entries: Sequence[model_calls.ShortlistEntry]) -> ExpertOutcome: ...
 
 
 def idea_text_ranks(graph: Graph, encoder: Encoder | None, idea: str,
@@ -132,21 +120,3 @@ def check_and_build(backend: str, content: str,
         return failed_outcome(backend, "invalid_reply", "; ".join(problems), content[:2000])
     return outcome_from_reply(backend, reply)
 
-
-class ModelExpert:
-    """rank_expert on the expert endpoint; the client validates and asks for one repair."""
-
-    def __init__(self, endpoint: ModelEndpoint) -> None:
-        self.endpoint = endpoint
-        self.name = f"model:{endpoint.model}:{load_prompt('rank_expert').ref}"
-
-    def rank(self, runner: ModelRunner, structure: IdeaStructure,
-             entries: Sequence[model_calls.ShortlistEntry]) -> ExpertOutcome:
-        outcome = model_calls.rank_shortlist(runner, self.endpoint, structure.idea,
-                                       model_calls.IdeaFacets(structure.facets), list(entries))
-        if isinstance(outcome, ModelFailure):
-            return failed_outcome(f"model:{outcome.model}:{outcome.prompt}", outcome.kind,
-                                  outcome.detail, outcome.last_reply)
-        # Validated by the client already; checked again so the rule holds for any path.
-        return check_and_build(f"model:{outcome.model}:{outcome.prompt}",
-                               json.dumps(outcome.value.model_dump()), entries)

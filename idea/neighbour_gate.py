@@ -18,11 +18,11 @@ neighbour. Every neighbour gets a Decision with its reason.
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from crase.errors import ProviderError
 from crase.graph import Graph
-from crase.idea.assessment import Assessor, assess_candidates, assessment_key, idea_paper
+from crase.idea.assessment import assess_candidates, assessment_key
 from crase.idea.candidates import Candidate, Decision, PaperRecord, RouteHit
 from crase.idea.discovery import add_provider_record
 from crase.idea.identity import IdentityRegistry, apply_eligibility
@@ -33,11 +33,10 @@ from crase.idea.providers import (
     semantic_scholar_neighbours,
 )
 from crase.idea.request import IdeaRequest
-from crase.idea.roles import model_calls
+from crase.idea.roles.protocols import Assessor, NeighbourScorer
 from crase.idea.structuring import IdeaStructure
-from crase.models.chat import ModelFailure, ModelRunner
-from crase.prompts.catalog import load_prompt
-from crase.settings import ModelEndpoint, ProviderSettings
+from crase.models.chat import ModelRunner
+from crase.settings import ProviderSettings
 
 VerdictStatus = Literal["graded", "insufficient", "no_abstract", "failed"]
 
@@ -58,60 +57,6 @@ class GateEntry:
     seed_index: int  # position of the (first) seed that brought it
     order: int  # position in the order the neighbours were found
     verdict: NeighbourVerdict
-
-
-class NeighbourScorer(Protocol):
-    name: str
-
-    def score(
-        self,
-        runner: ModelRunner,
-        structure: IdeaStructure,
-        papers: Sequence[PaperRecord],
-        batch_size: int,
-    ) -> list[NeighbourVerdict]:
-        """One verdict per paper, in order."""
-        ...
-
-
-class ModelNeighbourScorer:
-    """The score_neighbours prompt on the neighbour_scorer endpoint, batches of <= 20."""
-
-    def __init__(self, endpoint: ModelEndpoint) -> None:
-        self.endpoint = endpoint
-        self.name = f"model:{endpoint.model}:{load_prompt('score_neighbours').ref}"
-
-    def score(
-        self,
-        runner: ModelRunner,
-        structure: IdeaStructure,
-        papers: Sequence[PaperRecord],
-        batch_size: int,
-    ) -> list[NeighbourVerdict]:
-        request = model_calls.NeighbourRequest(
-            research_query=structure.idea, idea=structure.idea,
-            search_queries=structure.queries, keywords=structure.keywords,
-            facets=structure.facets,
-        )
-        ids = [record.id or f"x{number}" for number, record in enumerate(papers)]
-        outcomes = model_calls.score_neighbours(
-            runner, self.endpoint, request,
-            [idea_paper(record, pid) for record, pid in zip(papers, ids, strict=True)],
-            batch_size=batch_size,
-        )
-        return [self._convert(outcome) for outcome in outcomes]
-
-    def _convert(
-        self, outcome: model_calls.NeighbourGrade | ModelFailure | model_calls.Unassessed
-    ) -> NeighbourVerdict:
-        if isinstance(outcome, model_calls.Unassessed):
-            return NeighbourVerdict("no_abstract", None, outcome.reason, self.name)
-        if isinstance(outcome, ModelFailure):
-            return NeighbourVerdict("failed", None, f"{outcome.kind}: {outcome.detail}"[:500],
-                                    self.name)
-        status: VerdictStatus = "graded" if outcome.score is not None else "insufficient"
-        return NeighbourVerdict(status, outcome.score, outcome.reason,
-                                f"model:{outcome.model}:{outcome.prompt}")
 
 
 def choose_seeds(candidates: Sequence[Candidate], max_seeds: int) -> list[Candidate]:

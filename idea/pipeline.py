@@ -38,7 +38,7 @@ from crase.idea.pdf_acquisition import PdfSources, acquire_pdfs
 from crase.idea.providers import ProviderStatus, probe_providers
 from crase.idea.report import ReportOutcome, build_synthesis
 from crase.idea.request import IdeaRequest
-from crase.idea.roles.from_settings import IdeaBackends
+from crase.idea.roles.protocols import IdeaBackends
 from crase.idea.selection import select_for_assessment
 from crase.idea.shortlist import build_shortlist
 from crase.idea.structuring import IdeaStructure

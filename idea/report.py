@@ -11,16 +11,12 @@ template lays the same synthesis out in the same seven sections.
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from crase.idea.candidates import Candidate
 from crase.idea.expert import RankedItem
-from crase.idea.roles import model_calls
 from crase.idea.structuring import IdeaStructure
-from crase.models.chat import ModelFailure, ModelReply, ModelRunner
-from crase.prompts.catalog import load_prompt
 from crase.prompts.replies import REPORT_HEADINGS, ReportReply
-from crase.settings import ModelEndpoint
 
 BUCKETS = {3: "high_overlap", 2: "partial_overlap", 1: "adjacent"}
 
@@ -38,13 +34,6 @@ class ReportOutcome:
 
     def to_audit(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class Reporter(Protocol):
-    name: str
-
-    def write(self, runner: ModelRunner, structure: IdeaStructure, synthesis: dict[str, Any],
-              shortlist: Sequence[Candidate]) -> ReportOutcome: ...
 
 
 def build_synthesis(structure: IdeaStructure, shortlist: Sequence[Candidate],
@@ -93,60 +82,6 @@ def render_report(reply: ReportReply) -> str:
     parts = [f"**TL;DR.** {reply.tldr}"]
     parts += [f"## {section.heading}\n\n{section.markdown}" for section in reply.sections]
     return "\n\n".join(parts) + "\n"
-
-
-class ModelReporter:
-    """refine_fulltext (assessor endpoint, when configured) then report_full (reporter)."""
-
-    def __init__(self, endpoint: ModelEndpoint, assessor: ModelEndpoint | None) -> None:
-        self.endpoint = endpoint
-        self.assessor = assessor
-        self.template: Literal["report_full", "report_related_work"] = "report_full"
-        self.name = f"model:{endpoint.model}:{load_prompt(self.template).ref}"
-
-    def write(self, runner: ModelRunner, structure: IdeaStructure, synthesis: dict[str, Any],
-              shortlist: Sequence[Candidate]) -> ReportOutcome:
-        refinements = self._refine(runner, structure, shortlist)
-        if refinements:
-            refined = {r["paper_id"]: r for r in refinements if r["status"] == "refined"}
-            for paper in synthesis["papers"]:
-                if paper["paper_id"] in refined:
-                    paper["refined"] = refined[paper["paper_id"]]
-        paper_ids = [paper["paper_id"] for paper in synthesis["papers"]]
-        outcome = model_calls.write_report(runner, self.endpoint, self.template, synthesis,
-                                           paper_ids)
-        if isinstance(outcome, ModelFailure):
-            return ReportOutcome("failed", self.name, refinements=refinements,
-                                 failure=outcome.to_record())
-        return ReportOutcome(
-            "written", f"model:{outcome.model}:{outcome.prompt}", render_report(outcome.value),
-            outcome.value.tldr, list(outcome.value.cited_paper_ids), refinements)
-
-    def _refine(self, runner: ModelRunner, structure: IdeaStructure,
-                shortlist: Sequence[Candidate]) -> list[dict[str, Any]]:
-        from crase.idea.expert import shortlist_entries  # the same payload the expert saw
-
-        with_windows = [c for c in shortlist if c.windows]
-        if not with_windows:
-            return []
-        if self.assessor is None:
-            return [{"paper_id": c.paper_id, "status": "skipped",
-                     "reason": "no assessor endpoint for refine_fulltext"} for c in with_windows]
-        outcomes = model_calls.refine_with_fulltext(runner, self.assessor, structure.idea,
-                                              model_calls.IdeaFacets(structure.facets),
-                                              shortlist_entries(with_windows))
-        results = []
-        for candidate, outcome in zip(with_windows, outcomes, strict=True):
-            if isinstance(outcome, ModelReply):
-                results.append({"paper_id": candidate.paper_id, "status": "refined",
-                                **outcome.value.model_dump()})
-            elif isinstance(outcome, ModelFailure):
-                results.append({"paper_id": candidate.paper_id, "status": "failed",
-                                "reason": f"{outcome.kind}: {outcome.detail}"[:300]})
-            else:
-                results.append({"paper_id": candidate.paper_id, "status": "skipped",
-                                "reason": outcome.reason})
-        return results
 
 
 def report_headings() -> list[str]:

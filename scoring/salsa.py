@@ -118,7 +118,8 @@ def personalized_salsa(
         if converged:
             break
     total = authority.sum()
-    return authority / total if total > 0 else authority
+    scores: FloatArray = authority / total if total > 0 else authority.astype(np.float64)
+    return scores
 
 
 def salsa_scores(

@@ -7,7 +7,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from crase.graph import Graph
-from crase.models.minilm import MiniLmEncoder
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph, keep_all_edges, prune
 from crase.search.audit import record_considered, record_results, record_seeds
@@ -22,7 +21,7 @@ from crase.search.grounding import (
 )
 from crase.search.ranking import Walk, rank
 from crase.search.request import SearchRequest
-from crase.search.roles.protocols import ClaimExtractor, EntailmentScorer, Planner
+from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import (
     QUERY_ITSELF,
     Seed,
@@ -39,23 +38,6 @@ from crase.usage import Usage
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
 STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
           "evidence", "record")
-
-
-@dataclass
-class SearchBackends:
-    planner: Planner
-    extractor: ClaimExtractor
-    scorer: EntailmentScorer
-    # Embeds the query for the vector half of its own search; None: BM25 only.
-    encoder: MiniLmEncoder | None = None
-
-    def names(self) -> dict[str, str]:
-        return {"planner": self.planner.name, "claims": self.extractor.name,
-                "entailment": f"{self.scorer.name}@{self.scorer.version}"}
-
-    def usage(self) -> dict[str, Usage]:
-        return {"planner": self.planner.usage, "claims": self.extractor.usage,
-                "entailment": self.scorer.usage}
 
 
 @dataclass

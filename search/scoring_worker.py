@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from crase.graph import Graph
 from crase.search.grounding import batched, ensure_claims, ensure_edge_scores
-from crase.search.pipeline import SearchBackends
+from crase.search.roles.protocols import SearchBackends
 
 
 @dataclass

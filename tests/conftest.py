@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from crase.database import JARS_DIR, Neo4jServer
+from crase.database import Neo4jServer
 from crase.errors import ServerStartError
 from crase.graph import Graph
 from crase.settings import DatabaseSettings, Settings
@@ -44,7 +44,7 @@ def database_settings() -> Iterator[DatabaseSettings]:
             password=os.environ.get("NEO4J_PASSWORD", TEST_PASSWORD),
         )
         return
-    if any((JARS_DIR / "lib").glob("*.jar")):
+    if any((DatabaseSettings().jars_dir / "lib").glob("*.jar")):
         yield from _disposable_server()
         return
     if docker_engine_answers():

@@ -109,7 +109,7 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
     print("Plan: " + (" | ".join(result.plan) if result.plan
                       else "no sub-queries; the query's own text ranking seeds"))
-    sub_queries = {}
+    sub_queries: dict[str, str] = {}
     for seed in result.seeds:
         sub_queries.setdefault(seed.paper_id, seed_source(seed))
     print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  title")
@@ -155,7 +155,8 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
         return [how]
     best = max(edges, key=lambda e: e.delta)
     return [f"{how}; strongest edge {best.citing} -> {best.cited} (Delta {best.delta:.2f})",
-            f"  \"{best.citing_claim[:70]}\" grounded by \"{best.cited_claim[:70]}\" "
+            f"  \"{(best.citing_claim or '')[:70]}\" grounded by "
+            f"\"{(best.cited_claim or '')[:70]}\" "
             f"({best.support:.2f})"]
 
 

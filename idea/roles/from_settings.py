@@ -6,69 +6,32 @@ abstract assessment -> assessor, neighbour grades -> neighbour_scorer, ranking -
 report -> reporter (with refine_fulltext on the assessor endpoint).
 """
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
 
-from crase.idea.assessment import Assessor, ModelAssessor
-from crase.idea.discovery import ModelRecaller, Recaller
-from crase.idea.expert import Expert, ModelExpert
-from crase.idea.neighbour_gate import ModelNeighbourScorer, NeighbourScorer
-from crase.idea.report import ModelReporter, Reporter
-from crase.idea.roles.offline import (
-    OfflineAssessor,
-    OfflineExpert,
-    OfflineRecaller,
-    OfflineReporter,
-    OfflineStructurer,
-    structure_offline,
+from crase.idea.roles.model import (
+    ModelAssessor,
+    ModelExpert,
+    ModelNeighbourScorer,
+    ModelRecaller,
+    ModelReporter,
+    ModelStructurer,
 )
-from crase.idea.structuring import IdeaStructure, structure_with_model
-from crase.models.chat import ModelRunner
+from crase.idea.roles.offline_assessor import OfflineAssessor
+from crase.idea.roles.offline_expert import OfflineExpert
+from crase.idea.roles.offline_report import OfflineReporter
+from crase.idea.roles.offline_structure import OfflineRecaller, OfflineStructurer
+from crase.idea.roles.protocols import (
+    Assessor,
+    Expert,
+    IdeaBackends,
+    NeighbourScorer,
+    Recaller,
+    Reporter,
+    Structurer,
+)
 from crase.models.embedding_cache import CachedEncoder, TextEncoder
 from crase.models.minilm import MiniLmEncoder
 from crase.models.reply_cache import ReplyCache
-from crase.settings import IdeaSettings, ModelEndpoint, ProviderSettings, Settings
-
-
-class Structurer(Protocol):
-    name: str
-
-    def structure(self, runner: ModelRunner, idea: str, params: IdeaSettings
-                  ) -> IdeaStructure: ...
-
-
-class ModelStructurer:
-    def __init__(self, endpoint: ModelEndpoint) -> None:
-        self.endpoint = endpoint
-        self.name = f"model:{endpoint.model}:idea_facets+features+high_level+queries"
-
-    def structure(self, runner: ModelRunner, idea: str, params: IdeaSettings) -> IdeaStructure:
-        return structure_with_model(runner, self.endpoint, idea, params, structure_offline)
-
-
-@dataclass
-class IdeaBackends:
-    structurer: Structurer
-    recaller: Recaller
-    assessor: Assessor
-    neighbour_scorer: NeighbourScorer
-    expert: Expert
-    reporter: Reporter
-    providers: ProviderSettings | None = None  # external providers; None = never probed
-    runs_dir: Path | None = None  # where audit files go; None = graph only
-    cache: ReplyCache | None = None  # valid model replies reused within and across runs
-    # Embeds the idea for its own text ranking (search/text_ranking.py); None: BM25.
-    encoder: TextEncoder | None = None
-
-    def names(self) -> dict[str, str]:
-        return {"structuring": self.structurer.name, "recall": self.recaller.name,
-                "assessment": self.assessor.name, "neighbour_gate": self.neighbour_scorer.name,
-                "expert": self.expert.name, "report": self.reporter.name}
-
-    def new_runner(self) -> ModelRunner:
-        """A runner with a fresh ledger: one per run, so usage is counted per run."""
-        return ModelRunner(cache=self.cache)
+from crase.settings import Settings
 
 
 def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None

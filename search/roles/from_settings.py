@@ -5,11 +5,11 @@ result is never mistaken for a model result.
 
 from crase.models.chat import ModelRunner
 from crase.models.minilm import MiniLmEncoder
-from crase.search.pipeline import SearchBackends
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 from crase.search.roles.offline_planner import OfflinePlanner
+from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
 
 

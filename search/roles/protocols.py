@@ -6,11 +6,13 @@ pipeline never knows which one it runs. Every backend has a `name` that is writt
 to everything it produced, so an offline result is never mistaken for a model result.
 """
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from crase.models.minilm import MiniLmEncoder
 from crase.scoring.claims import Claim, PaperText
 from crase.usage import Usage
 
@@ -45,3 +47,22 @@ class EntailmentScorer(Protocol):
         cited claim j grounds citing claim i. None where scoring failed (recorded upstream,
         never replaced by a made-up number)."""
         ...
+
+
+@dataclass
+class SearchBackends:
+    """The backend serving each role of one search (chosen in from_settings.py)."""
+
+    planner: Planner
+    extractor: ClaimExtractor
+    scorer: EntailmentScorer
+    # Embeds the query for the vector half of its own search; None: BM25 only.
+    encoder: MiniLmEncoder | None = None
+
+    def names(self) -> dict[str, str]:
+        return {"planner": self.planner.name, "claims": self.extractor.name,
+                "entailment": f"{self.scorer.name}@{self.scorer.version}"}
+
+    def usage(self) -> dict[str, Usage]:
+        return {"planner": self.planner.usage, "claims": self.extractor.usage,
+                "entailment": self.scorer.usage}

@@ -7,14 +7,11 @@ from pathlib import Path
 import pytest
 
 from crase.graph import Graph
-from crase.idea.roles.from_settings import IdeaBackends
-from crase.idea.roles.offline import (
-    OfflineAssessor,
-    OfflineExpert,
-    OfflineRecaller,
-    OfflineReporter,
-    OfflineStructurer,
-)
+from crase.idea.roles.offline_assessor import OfflineAssessor
+from crase.idea.roles.offline_expert import OfflineExpert
+from crase.idea.roles.offline_report import OfflineReporter
+from crase.idea.roles.offline_structure import OfflineRecaller, OfflineStructurer
+from crase.idea.roles.protocols import IdeaBackends
 from crase.models.embedding_cache import CachedEncoder
 from crase.models.minilm import MiniLmEncoder
 from tests.idea.corpus import TOPIC, load_fixture_corpus

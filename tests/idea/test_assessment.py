@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from crase.idea.assessment import ModelAssessor
-from crase.idea.roles.offline import OfflineAssessor, grade
+from crase.idea.roles.model import ModelAssessor
+from crase.idea.roles.offline_assessor import OfflineAssessor, grade
 from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import record, structure

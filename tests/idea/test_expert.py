@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from crase.idea.expert import ModelExpert, validate_ranking
+from crase.idea.expert import validate_ranking
 from crase.idea.roles import model_calls
+from crase.idea.roles.model import ModelExpert
 from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import structure
@@ -137,7 +138,7 @@ class FixedEncoder:
 
 def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
     from crase.idea.roles.model_calls import EvidenceWindow, IdeaPaper, ShortlistEntry
-    from crase.idea.roles.offline import EXPERT, OfflineExpert
+    from crase.idea.roles.offline_expert import EXPERT, OfflineExpert
 
     entries = [
         ShortlistEntry(IdeaPaper("w", "Weather records", "Weather weather.", 2020),
@@ -166,7 +167,7 @@ def test_the_offline_expert_is_named_deterministic_and_valid() -> None:
 def test_the_offline_expert_weighs_the_idea_s_own_text_ranking() -> None:
     from dataclasses import replace
 
-    from crase.idea.roles.offline import OfflineExpert
+    from crase.idea.roles.offline_expert import OfflineExpert
 
     # Two works the other signals cannot tell apart; the text rank decides, both ways.
     paper = "Graph passing few shot image classification."

@@ -7,11 +7,11 @@ from typing import Any
 
 from crase.idea.neighbour_gate import (
     GateEntry,
-    ModelNeighbourScorer,
     NeighbourVerdict,
     admit_neighbours,
     choose_seeds,
 )
+from crase.idea.roles.model import ModelNeighbourScorer
 from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint
 from tests.idea.builders import candidate, graded, record, structure

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from crase.graph import Graph
-from crase.settings import PROJECT_ROOT, DatabaseSettings
+from crase.settings import DatabaseSettings
 
-NOTEBOOK = PROJECT_ROOT / "notebooks" / "idea_example.ipynb"
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "idea_example.ipynb"
 
 
 def load_notebook() -> dict[str, Any]:

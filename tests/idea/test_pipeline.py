@@ -11,10 +11,10 @@ import pytest
 from crase.errors import RunCancelled, RunNotFound
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
-from crase.idea.expert import ModelExpert
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
-from crase.idea.roles.from_settings import IdeaBackends
+from crase.idea.roles.model import ModelExpert
+from crase.idea.roles.protocols import IdeaBackends
 from crase.run_lifecycle import Callbacks
 from crase.settings import ModelEndpoint
 from tests.idea.corpus import IDEA

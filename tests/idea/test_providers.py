@@ -15,7 +15,7 @@ from crase.idea.identity import IdentityRegistry
 from crase.idea.pipeline import run_idea
 from crase.idea.providers import probe_providers
 from crase.idea.request import IdeaRequest
-from crase.idea.roles.from_settings import IdeaBackends
+from crase.idea.roles.protocols import IdeaBackends
 from crase.ingest.provider_http import ProviderClient
 from crase.settings import IdeaSettings, ProviderSettings
 from tests.idea.corpus import IDEA

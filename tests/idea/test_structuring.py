@@ -4,8 +4,8 @@ queries; offline keyphrases, and the planner endpoint with a recorded fallback."
 import json
 from typing import Any
 
-from crase.idea.roles.from_settings import ModelStructurer
-from crase.idea.roles.offline import choose_facets, structure_offline
+from crase.idea.roles.model import ModelStructurer
+from crase.idea.roles.offline_structure import choose_facets, structure_offline
 from crase.idea.terms import keyphrases, normalise_title, stem
 from crase.models.chat import ModelRunner
 from crase.settings import IdeaSettings, ModelEndpoint

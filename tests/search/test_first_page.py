@@ -12,10 +12,11 @@ import pytest
 from crase.graph import Graph
 from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
 from crase.models.minilm import MiniLmEncoder
-from crase.search.pipeline import SearchBackends, SearchResult, run_search
+from crase.search.pipeline import SearchResult, run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
-from crase.settings import PROJECT_ROOT, SearchSettings, Settings
+from crase.search.roles.protocols import SearchBackends
+from crase.settings import SearchSettings, Settings
 from tests.conftest import clean_graph
 from tests.sample_slice import load_sample_slice
 
@@ -35,7 +36,7 @@ EXAMPLES = {
 def sample(session_graph: Graph) -> Iterator[tuple[Graph, dict[str, dict]]]:
     rows = load_sample_slice(session_graph, 3000)
     encoder = MiniLmEncoder()
-    index = load_or_build_index(session_graph, encoder, PROJECT_ROOT / "var" / "vectors")
+    index = load_or_build_index(session_graph, encoder, Settings().var_dir / "vectors")
     store_paper_vectors(session_graph, index, encoder.name)
     yield session_graph, {row["id"]: row for row in rows}
     clean_graph(session_graph)

@@ -6,9 +6,10 @@ import json
 import pytest
 
 from crase.graph import Graph
-from crase.search.pipeline import SearchBackends, run_search
+from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
+from crase.search.roles.protocols import SearchBackends
 from crase.settings import SearchSettings, Settings
 from tests.sample_slice import load_sample_slice
 
