@@ -3,8 +3,9 @@ and from a `.env` file. Code receives a Settings instance; nothing below this mo
 os.environ.
 
 Local state lives under `var_dir` (default: `var/` in the directory Crase is started from,
-the checkout for `make`); the server home, the jars and the model-reply cache follow it
-unless set on their own. No path is derived from where the source files are installed.
+the checkout for `make`); the server home and the model-reply cache follow it unless set
+on their own. The jars stay where `make jars` put them (`var/neo4j` of the checkout). No
+path is derived from where the source files are installed.
 """
 
 from pathlib import Path
@@ -30,6 +31,7 @@ class DatabaseSettings(BaseModel):
     database: str = Field("neo4j", description="Database name")
     home: Path = Field(default_factory=lambda: local_var_dir() / "neo4j",
                        description="Self-managed server home (default var_dir/neo4j)")
+    # Where `make jars` assembles them: an install artefact, so it does not follow var_dir.
     jars_dir: Path = Field(default_factory=lambda: local_var_dir() / "neo4j",
                            description="Assembled Neo4j jars, lib/ and plugins/ (`make jars`)")
     listen_address: str = Field("127.0.0.1", description="Address the server binds to")
@@ -325,8 +327,6 @@ class Settings(BaseSettings):
         """Paths left at their default live under var_dir, wherever var_dir is."""
         if "home" not in self.database.model_fields_set:
             self.database.home = self.var_dir / "neo4j"
-        if "jars_dir" not in self.database.model_fields_set:
-            self.database.jars_dir = self.var_dir / "neo4j"
         if "cache_dir" not in self.models.model_fields_set:
             self.models.cache_dir = self.var_dir / "model-cache"
         return self

@@ -11,6 +11,8 @@ lost at a gate.
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from crase.ingest.records import PaperRecord
+
 RouteName = Literal[
     "fulltext",  # the local full-text index, with a generated query
     "recalled",  # a title the expert model recalled, resolved against the corpus
@@ -19,36 +21,6 @@ RouteName = Literal[
     "semantic_scholar_neighbour",  # a provider citation neighbour of a gate seed
 ]
 AssessmentStatus = Literal["assessed", "insufficient", "no_abstract", "failed", "not_selected"]
-
-
-@dataclass
-class PaperRecord:
-    """One bibliographic record; `id` is the corpus Paper id, None for an external record."""
-
-    id: str | None
-    title: str
-    abstract: str = ""
-    year: int | None = None
-    doi: str | None = None
-    arxiv_id: str | None = None
-    s2_id: str | None = None
-    authors: list[str] = field(default_factory=list)
-    venue: str | None = None
-    source: str = "corpus"  # corpus | semantic_scholar | crossref | arxiv
-
-    @property
-    def has_abstract(self) -> bool:
-        return bool(self.abstract and self.abstract.strip())
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "PaperRecord":
-        """A record from a Cypher row (search_idea_candidates and its siblings)."""
-        return cls(
-            id=row["id"], title=row.get("title") or "", abstract=row.get("abstract") or "",
-            year=row.get("year"), doi=row.get("doi"), arxiv_id=row.get("arxiv_id"),
-            s2_id=row.get("s2_id"), authors=list(row.get("authors") or []),
-            venue=row.get("venue"), source="corpus",
-        )
 
 
 @dataclass(frozen=True)

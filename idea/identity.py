@@ -21,8 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from crase.idea.candidates import Candidate, Decision, PaperRecord, RouteHit
+from crase.idea.candidates import Candidate, Decision, RouteHit
 from crase.idea.terms import normalise_title, title_similarity
+from crase.ingest.records import PaperRecord
 
 DOI_PREFIX = re.compile(r"^(https?://(dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 ARXIV_PREFIX = re.compile(r"^(https?://arxiv\.org/(abs|pdf)/|arxiv:\s*)", re.IGNORECASE)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from crase.errors import ProviderError
 from crase.graph import Graph
 from crase.idea.assessment import assess_candidates, assessment_key
-from crase.idea.candidates import Candidate, Decision, PaperRecord, RouteHit
+from crase.idea.candidates import Candidate, Decision, RouteHit
 from crase.idea.discovery import add_provider_record
 from crase.idea.identity import IdentityRegistry, apply_eligibility
 from crase.idea.providers import (
@@ -35,6 +35,7 @@ from crase.idea.providers import (
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import Assessor, NeighbourScorer
 from crase.idea.structuring import IdeaStructure
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
 from crase.settings import ProviderSettings
 

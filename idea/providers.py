@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from crase.errors import ProviderError
-from crase.idea.candidates import PaperRecord
+from crase.ingest.records import PaperRecord
 from crase.ingest.semantic_scholar import S2Paper, SemanticScholarClient
 from crase.settings import ProviderSettings
 

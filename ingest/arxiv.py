@@ -5,8 +5,8 @@ PaperRecord (the idea workflow resolves recalled arXiv ids with it; PDFs are fet
 import xml.etree.ElementTree as ElementTree
 
 from crase.errors import ProviderReplyInvalid
-from crase.idea.candidates import PaperRecord
 from crase.ingest.provider_http import ProviderClient
+from crase.ingest.records import PaperRecord
 
 ATOM = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
 

@@ -4,8 +4,8 @@ workflow verifies recalled DOIs with it)."""
 from typing import Any
 
 from crase.errors import ProviderReplyInvalid
-from crase.idea.candidates import PaperRecord
 from crase.ingest.provider_http import ProviderClient
+from crase.ingest.records import PaperRecord
 
 
 def crossref_record(client: ProviderClient, doi: str) -> PaperRecord | None:

@@ -7,7 +7,7 @@ edges to unknown papers) live in `crase.ingest.registry`.
 """
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -230,3 +230,34 @@ def check_edge(citing: str, cited: str) -> tuple[RejectKind, str] | None:
     if citing == cited:
         return RejectKind.SELF_CITATION, f"paper {citing} cites itself"
     return None
+
+
+@dataclass
+class PaperRecord:
+    """One bibliographic record from any source (the corpus, Semantic Scholar, Crossref,
+    arXiv): the idea workflow's unit. `id` is the corpus Paper id, None for an external one."""
+
+    id: str | None
+    title: str
+    abstract: str = ""
+    year: int | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    s2_id: str | None = None
+    authors: list[str] = field(default_factory=list)
+    venue: str | None = None
+    source: str = "corpus"  # corpus | semantic_scholar | crossref | arxiv
+
+    @property
+    def has_abstract(self) -> bool:
+        return bool(self.abstract and self.abstract.strip())
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "PaperRecord":
+        """A record from a Cypher row (search_idea_candidates and its siblings)."""
+        return cls(
+            id=row["id"], title=row.get("title") or "", abstract=row.get("abstract") or "",
+            year=row.get("year"), doi=row.get("doi"), arxiv_id=row.get("arxiv_id"),
+            s2_id=row.get("s2_id"), authors=list(row.get("authors") or []),
+            venue=row.get("venue"), source="corpus",
+        )

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from crase.idea.candidates import Assessment, AssessmentStatus, Candidate, PaperRecord
+from crase.idea.candidates import Assessment, AssessmentStatus, Candidate
 from crase.idea.discovery import RecalledTitle, RecallOutcome
 from crase.idea.expert import ExpertOutcome, check_and_build, failed_outcome, shortlist_entries
 from crase.idea.neighbour_gate import NeighbourVerdict, VerdictStatus
@@ -19,6 +19,7 @@ from crase.idea.report import ReportOutcome, render_report
 from crase.idea.roles import model_calls
 from crase.idea.roles.offline_structure import structure_offline
 from crase.idea.structuring import IdeaStructure, structure_with_model
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelFailure, ModelReply, ModelRunner
 from crase.prompts.catalog import load_prompt
 from crase.prompts.replies import AbstractAssessmentReply

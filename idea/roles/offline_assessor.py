@@ -12,10 +12,11 @@ deterministic, named "offline-..." so it is never mistaken for a model.
 import math
 from collections.abc import Sequence
 
-from crase.idea.candidates import Assessment, PaperRecord
+from crase.idea.candidates import Assessment
 from crase.idea.neighbour_gate import NeighbourVerdict
 from crase.idea.structuring import IdeaStructure
 from crase.idea.terms import content_stems, keyphrases
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
 from crase.models.embedding_cache import TextEncoder
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from crase.idea.candidates import PaperRecord
 from crase.idea.expert import ExpertOutcome, check_and_build, failed_outcome
 from crase.idea.roles import model_calls
 from crase.idea.roles.offline_assessor import paper_text
 from crase.idea.selection import bm25_scores
 from crase.idea.structuring import IdeaStructure
 from crase.idea.terms import content_stems
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
 from crase.models.embedding_cache import TextEncoder
 from crase.prompts.replies import allowed_source

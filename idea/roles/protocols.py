@@ -19,13 +19,14 @@ from crase.models.chat import ModelRunner
 if TYPE_CHECKING:  # the pipeline modules that define these types import the protocols
     from pathlib import Path
 
-    from crase.idea.candidates import Assessment, Candidate, PaperRecord
+    from crase.idea.candidates import Assessment, Candidate
     from crase.idea.discovery import RecallOutcome
     from crase.idea.expert import ExpertOutcome
     from crase.idea.neighbour_gate import NeighbourVerdict
     from crase.idea.report import ReportOutcome
     from crase.idea.roles.model_calls import ShortlistEntry
     from crase.idea.structuring import IdeaStructure
+    from crase.ingest.records import PaperRecord
     from crase.models.embedding_cache import TextEncoder
     from crase.models.reply_cache import ReplyCache
     from crase.settings import IdeaSettings, ProviderSettings

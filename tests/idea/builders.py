@@ -5,10 +5,10 @@ from crase.idea.candidates import (
     AssessmentStatus,
     Candidate,
     Decision,
-    PaperRecord,
     RouteHit,
 )
 from crase.idea.structuring import IdeaStructure
+from crase.ingest.records import PaperRecord
 
 
 def record(pid: str, title: str | None = None, abstract: str = "An abstract.",

@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from crase.graph import Graph
-from crase.idea.candidates import Assessment, Decision, PaperRecord
+from crase.idea.candidates import Assessment, Decision
 from crase.idea.identity import IdentityRegistry
 from crase.idea.neighbour_gate import NeighbourVerdict, run_gate
 from crase.idea.providers import ProviderStatus
 from crase.idea.request import IdeaRequest
 from crase.idea.structuring import IdeaStructure
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
 from crase.settings import IdeaSettings
 from tests.idea.builders import fulltext_hit, structure

@@ -1,7 +1,8 @@
 """Identity resolution: versions merge, follow-ups and conflicts do not, years are logged."""
 
-from crase.idea.candidates import PaperRecord, RouteHit
+from crase.idea.candidates import RouteHit
 from crase.idea.identity import IdentityRegistry, apply_eligibility, normalise_arxiv_id
+from crase.ingest.records import PaperRecord
 from tests.idea.builders import fulltext_hit, record
 
 HIT = fulltext_hit(1)
