@@ -55,8 +55,9 @@ class Neo4jServer:
 
     def __init__(self, settings: DatabaseSettings) -> None:
         self.settings = settings
-        self.home = settings.home
-        self.jars_dir = settings.jars_dir
+        # Absolute: Neo4j reads relative directories against its home, not our cwd.
+        self.home = settings.home.resolve()
+        self.jars_dir = settings.jars_dir.resolve()
 
     # paths -----------------------------------------------------------------
     @property

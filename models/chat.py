@@ -9,7 +9,7 @@ validation sends the problems back ONCE asking for a corrected reply. What still
 becomes a ModelFailure: a value, recorded in the ledger, never an invented score. Callers
 that prefer an exception call `failure.to_error()`.
 
-Every outcome carries the model, the prompt version and the tokens it cost; the ModelLedger
+Every outcome carries the model, the prompt version and its Usage (crase/usage.py); the ledger
 sums them per stage and per (model, prompt) and serialises to JSON for the Run node.
 
 The async ChatClient lives inside one event loop. Pipelines are synchronous and run in
