@@ -10,23 +10,55 @@ spliced into the text. Three layers keep it read-only:
    and would change GDS's in-memory catalog under a running search); no GDS catalog
    function (`gds.graph.project(...)` as an aggregation) or APOC function.
 2. It runs in a READ transaction, which Neo4j refuses to let write anything (data, schema,
-   users), with a timeout (`api.analyst_timeout_s`).
+   users).
 3. At most `api.analyst_row_limit` + 1 rows are pulled; the response says whether more
    existed.
 
-What was found for each kind of statement is in tests/api/test_analyst.py.
+And four keep it from starving the rest of the API (what Neo4j 5.26 does with hostile
+texts is in tests/api/test_analyst_limits.py):
+
+- **Refused up front, before anything is sent** (400 AnalystQueryTooComplex): a query over
+  20,000 characters; expressions nested more than 100 levels deep (brackets, CASEs and
+  chained operators counted together: Neo4j overflows its stack near 200 and then never
+  answers); a literal `range()` of more than 100,000 values anywhere but right after
+  UNWIND (one expression step over it is not stopped by the timeout); parameters nested
+  more than 32 levels deep or holding integers past 64 bits. A result nested more than
+  64 levels deep is refused too.
+- **Transaction timeout**: the plan and the run share `api.analyst_timeout_s` (default
+  10 s), sent as the driver's transaction timeout; the database stops a query past it
+  (408 AnalystQueryTimeout). Neo4j checks the timeout between rows, and its monitor runs
+  every 2 s, so a query may run up to 2 s past it. No retries: a query that failed once
+  is not sent again.
+- **HTTP deadline**: the answer comes at most `api.analyst_timeout_s +
+  api.analyst_grace_s` (default 10 + 5 = 15 s) after the query was accepted; past it,
+  504 AnalystQueryUnanswered, while the database may still be working on it.
+- **Bounded concurrency**: at most `api.analyst_max_in_flight` (default 2) analyst
+  queries are in the database at once; each keeps its slot until the database has
+  answered, not only until the HTTP deadline, because a step the timeout cannot stop
+  (found: `reduce` over millions of values) keeps a database core busy for as long as it
+  runs, which may be until the server restarts. Past the bound: 503 AnalystQueriesBusy
+  with Retry-After (the deadline, in seconds). Other routes do not wait on analyst
+  queries: each runs in its own thread, and the request thread waits only until the
+  deadline.
+
+Errors the database reports (syntax, unknown names, types) are shown to the analyst, who
+wrote the query, as Neo4j's code and the first line of its message, with positions
+counted in the analyst's text, without Java class names and with internal ids replaced.
 """
 
 import base64
+import logging
 import math
 import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from neo4j import ManagedTransaction, unit_of_work
+from neo4j import ManagedTransaction, Session
 from neo4j.exceptions import (
     AuthError,
     ClientError,
@@ -39,12 +71,31 @@ from neo4j.spatial import Point
 from neo4j.time import Date, DateTime, Duration, Time
 
 from crase.errors import (
+    AnalystQueriesBusy,
     AnalystQueryInvalid,
     AnalystQueryRefused,
     AnalystQueryTimeout,
+    AnalystQueryTooComplex,
+    AnalystQueryUnanswered,
     DatabaseUnavailable,
 )
 from crase.graph import Graph
+from crase.settings import ApiSettings
+
+T = TypeVar("T")
+
+MAX_QUERY_CHARS = 20_000
+# Neo4j 5.26 overflowed its stack at 180-200 nested lists, maps, CASEs, string `+` terms
+# or property lookups (its thresholds move with the JIT); this estimate counts high.
+MAX_EXPRESSION_DEPTH = 100
+MAX_LITERAL_RANGE = 100_000
+MAX_PARAMETER_DEPTH = 32
+MAX_RESULT_DEPTH = 64
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+EXPLAIN = "EXPLAIN "
+MAX_REASON_CHARS = 500
+
+log = logging.getLogger(__name__)
 
 # Procedures an analyst may CALL: schema introspection, full-text search, GDS catalog listing.
 ALLOWED_PROCEDURES = frozenset({
@@ -71,6 +122,35 @@ QUERY_TYPES = {"w": "writes data", "rw": "writes data", "s": "changes the schema
 QUALIFIED_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\(")
 
 
+# Enough of Cypher's lexical grammar to measure nesting: strings, comments and quoted
+# names are skipped whole, so brackets inside them do not count.
+TOKEN = re.compile(r"""
+    (?P<skip>\s+|//[^\n]*|/\*.*?(?:\*/|\Z)
+        |'(?:[^'\\]|\\.)*(?:'|\Z)|"(?:[^"\\]|\\.)*(?:"|\Z)|`[^`]*(?:`|\Z))
+  | (?P<number>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<open>[(\[{])
+  | (?P<close>[)\]}])
+  | (?P<separator>[,|;:])
+  | (?P<operator><>|<=|>=|=~|->|<-|--|\.\.|[-+*/%^=<>.!])
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+WORD_OPERATORS = frozenset({"AND", "OR", "XOR", "NOT", "IN", "IS", "STARTS", "ENDS",
+                            "CONTAINS"})
+# Words after which a new expression starts at the same bracket level.
+EXPRESSION_ENDS = frozenset({
+    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "BY", "SKIP", "LIMIT",
+    "CALL", "YIELD", "UNION", "AS", "WHEN", "THEN", "ELSE", "DISTINCT", "SHOW", "USE",
+    "FINISH", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD",
+})
+POSITION = re.compile(r"\(line (\d+), column (\d+) \(offset: (\d+)\)\)")
+JAVA_CLASS = re.compile(
+    r"(?:Caused by: )?\b(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b:?\s*")
+ELEMENT_ID = re.compile(
+    r"\b\d+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+\b")
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+
+
 @dataclass(frozen=True)
 class AnalystResult:
     columns: list[str]
@@ -80,25 +160,109 @@ class AnalystResult:
     elapsed_ms: float
 
 
+class AnalystSlots:
+    """At most `size` analyst queries in the database at once, each in its own thread.
+
+    A slot is given back when the database has answered (or the connection has failed),
+    not at the HTTP deadline: a step the timeout cannot stop keeps a database core busy
+    after the client has had its 504, and its slot says so."""
+
+    def __init__(self, size: int, timeout_s: float, grace_s: float) -> None:
+        self.size = size
+        self.deadline_s = timeout_s + grace_s
+        self._free = threading.BoundedSemaphore(size)
+
+    @classmethod
+    def from_settings(cls, api: ApiSettings) -> "AnalystSlots":
+        return cls(api.analyst_max_in_flight, api.analyst_timeout_s, api.analyst_grace_s)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """`work()`'s result, or AnalystQueriesBusy at once, or AnalystQueryUnanswered at
+        the deadline."""
+        if not self._free.acquire(blocking=False):
+            raise AnalystQueriesBusy(
+                f"{self.size} of {self.size} analyst query slots are in use "
+                "(api.analyst_max_in_flight) by queries the database has not finished; a "
+                "query it cannot interrupt keeps its slot until it ends; retry in "
+                f"{self.retry_after_s} s", self.retry_after_s)
+        answer: Future[T] = Future()
+        # A daemon thread: one the database never answers must not hold up a shutdown.
+        threading.Thread(target=self._hold, args=(work, answer), daemon=True,
+                         name="crase-analyst-query").start()
+        try:
+            return answer.result(timeout=self.deadline_s)
+        except TimeoutError:
+            raise AnalystQueryUnanswered(
+                f"the database did not answer within {self.deadline_s:g} s "
+                "(api.analyst_timeout_s + api.analyst_grace_s); it may still be running the "
+                "query, which keeps its analyst slot until it ends; simplify the query, or "
+                "UNWIND large lists so that the timeout can stop it") from None
+
+    @property
+    def retry_after_s(self) -> int:
+        return math.ceil(self.deadline_s)
+
+    def _hold(self, work: Callable[[], T], answer: "Future[T]") -> None:
+        started = time.monotonic()
+        try:
+            answer.set_result(work())
+        except Exception as err:  # noqa: BLE001 (the waiting request raises it)
+            answer.set_exception(err)
+        finally:
+            self._free.release()
+        took = time.monotonic() - started
+        if took > self.deadline_s:
+            outcome = answer.exception()
+            log.warning("an analyst query held its slot for %.0f s, past the %g s deadline; "
+                        "it ended with %s", took, self.deadline_s,
+                        f"{type(outcome).__name__}: {outcome}" if outcome else "rows")
+
+
+def answer_analyst_query(graph: Graph, slots: AnalystSlots, api: ApiSettings, text: str,
+                         params: dict[str, Any]) -> AnalystResult:
+    """Refuse what cannot be answered safely, then run the query in a slot; see the module
+    docstring."""
+    check_text(text)
+    return slots.run(lambda: run_analyst_query(graph, text, params, api.analyst_timeout_s,
+                                               api.analyst_row_limit))
+
+
+@dataclass
+class Stage:
+    """Where the analyst's text starts in the query being sent (after EXPLAIN, or at 0)."""
+    prefix: int
+
+
 def run_analyst_query(graph: Graph, text: str, params: dict[str, Any], timeout_s: float,
                       row_limit: int) -> AnalystResult:
-    """Check the plan, then run the query read-only; see the module docstring."""
+    """Check the plan, then run the query read-only, both within `timeout_s`."""
     started = time.perf_counter()
-    with translated_errors(timeout_s), graph.driver.session(
+    stage = Stage(prefix=len(EXPLAIN))
+    with translated_errors(timeout_s, stage), graph.driver.session(
             database=graph.database, default_access_mode="READ") as session:
-        query_type, plan = session.execute_read(
-            unit_of_work(timeout=timeout_s)(explain), text, params)
+        query_type, plan = in_transaction(session, timeout_s, explain, text, params)
         check_plan(query_type, plan)
-        columns, rows = session.execute_read(
-            unit_of_work(timeout=timeout_s)(fetch_rows), text, params, row_limit)
+        stage.prefix = 0
+        left = timeout_s - (time.perf_counter() - started)
+        if left <= 0:
+            raise AnalystQueryTimeout(f"the query ran past {timeout_s:g} s while being planned")
+        columns, rows = in_transaction(session, left, fetch_rows, text, params, row_limit)
     return AnalystResult(columns, rows[:row_limit], len(rows) > row_limit, row_limit,
                          round((time.perf_counter() - started) * 1000, 1))
+
+
+def in_transaction(session: Session, timeout_s: float, work: Callable[..., T],
+                   *args: Any) -> T:
+    # An explicit transaction, not execute_read: that would retry a query whose
+    # connection failed, and a query that overloaded the database must not run twice.
+    with session.begin_transaction(timeout=timeout_s) as tx:
+        return work(tx, *args)
 
 
 def explain(tx: ManagedTransaction, text: str,
             params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     # Only a keyword is put before the analyst's text; their values stay parameters.
-    summary = tx.run("EXPLAIN " + text, params).consume()
+    summary = tx.run(EXPLAIN + text, params).consume()
     return summary.query_type or "", summary.plan or {}
 
 
@@ -110,6 +274,118 @@ def fetch_rows(tx: ManagedTransaction, text: str, params: dict[str, Any],
     return columns, [{key: to_json(value) for key, value in record.items()}
                      for record in records]
 
+
+# --- what is refused before anything is sent -----------------------------------------------
+
+def check_text(text: str) -> None:
+    """Refuse texts Neo4j would choke on, or run without being able to stop them."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise AnalystQueryTooComplex(f"the query has {len(text)} characters; the limit is "
+                                     f"{MAX_QUERY_CHARS}")
+    tokens = significant_tokens(text)
+    depth = expression_depth(tokens)
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise AnalystQueryTooComplex(
+            f"the query's expressions are nested about {depth} levels deep (brackets, CASEs "
+            f"and chained operators); the limit is {MAX_EXPRESSION_DEPTH}, because Neo4j "
+            "overflows its stack near 200 and then never answers; split the expression "
+            "into WITH steps or lists")
+    for call, count in unwound_elsewhere(tokens):
+        raise AnalystQueryTooComplex(
+            f"{call} makes {count:,} values that one expression step would go through, and "
+            "the database does not stop such a step at the timeout; UNWIND the range into "
+            "rows instead (a row loop stops at the timeout), or keep it to at most "
+            f"{MAX_LITERAL_RANGE:,} values")
+
+
+def significant_tokens(text: str) -> list[tuple[str, str]]:
+    return [(match.lastgroup or "other", match.group()) for match in TOKEN.finditer(text)
+            if match.lastgroup != "skip"]
+
+
+def expression_depth(tokens: list[tuple[str, str]]) -> int:
+    """An estimate, from above, of the deepest expression tree: each bracket or CASE is a
+    level, and each operator makes its expression one deeper (`a + b + c` nests left)."""
+    operators = [0]  # in the current expression at each open level
+    depth = deepest = 0
+    for kind, text in tokens:
+        word = text.upper() if kind == "word" else ""
+        if kind == "open" or word == "CASE":
+            operators.append(0)
+            depth += 1
+        elif (kind == "close" or word == "END") and len(operators) > 1:
+            depth -= 1 + operators.pop()
+        elif kind == "operator" or word in WORD_OPERATORS:
+            operators[-1] += 1
+            depth += 1
+        elif kind == "separator" or word in EXPRESSION_ENDS:
+            depth -= operators[-1]
+            operators[-1] = 0
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def unwound_elsewhere(tokens: list[tuple[str, str]]) -> Iterator[tuple[str, int]]:
+    """Each literal `range(a, b[, step])` with more than MAX_LITERAL_RANGE values that does
+    not follow UNWIND, as its text and its number of values."""
+    for at, (kind, text) in enumerate(tokens):
+        if kind != "word" or text.lower() != "range":
+            continue
+        bounds = literal_arguments(tokens, at + 1)
+        if bounds is None or not 2 <= len(bounds) <= 3:
+            continue
+        start, end, step = bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1
+        count = max(0, (end - start) // step + 1) if step else 0
+        follows_unwind = at > 0 and tokens[at - 1][1].upper() == "UNWIND"
+        if count > MAX_LITERAL_RANGE and not follows_unwind:
+            yield f"range({', '.join(str(b) for b in bounds)})", count
+
+
+def literal_arguments(tokens: list[tuple[str, str]], at: int) -> list[int] | None:
+    """The integer literals of a call's argument list starting at `tokens[at]` ('('), or
+    None when an argument is anything else."""
+    if at >= len(tokens) or tokens[at][1] != "(":
+        return None
+    values: list[int] = []
+    sign = 1
+    for kind, text in tokens[at + 1:]:
+        if text == "-" and sign == 1:
+            sign = -1
+        elif kind == "number" and text.isdigit() and len(text) <= 19:
+            values.append(sign * int(text))
+            sign = 1
+        elif text == ",":
+            continue
+        elif text == ")":
+            return values
+        else:
+            return None
+    return None
+
+
+def parameter_problem(params: dict[str, Any]) -> str | None:
+    """Why Neo4j cannot take these parameters (values nested more than
+    MAX_PARAMETER_DEPTH deep, integers past 64 bits), or None. A loop, not recursion, so
+    that a deep value cannot overflow the check itself."""
+    pending: list[tuple[str, Any, int]] = [(f"${key}", value, 1)
+                                           for key, value in params.items()]
+    while pending:
+        path, value, depth = pending.pop()
+        if depth > MAX_PARAMETER_DEPTH:
+            return (f"{path}: nested more than {MAX_PARAMETER_DEPTH} levels deep; send "
+                    "flatter values")
+        if isinstance(value, int) and not isinstance(value, bool) \
+                and not INT64_MIN <= value <= INT64_MAX:
+            return (f"{path}: an integer outside the 64-bit range Neo4j stores "
+                    "(-2^63 to 2^63 - 1); send it as a string or a float")
+        if isinstance(value, dict):
+            pending.extend((f"{path}.{key}", item, depth + 1) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((f"{path}[{i}]", item, depth + 1) for i, item in enumerate(value))
+    return None
+
+
+# --- the plan ------------------------------------------------------------------------------
 
 def check_plan(query_type: str, plan: dict[str, Any]) -> None:
     if query_type != "r":
@@ -156,42 +432,71 @@ def check_functions(details: str) -> None:
 
 
 @contextmanager
-def translated_errors(timeout_s: float) -> Iterator[None]:
+def translated_errors(timeout_s: float, stage: Stage) -> Iterator[None]:
     try:
         yield
     except (ServiceUnavailable, SessionExpired, AuthError) as err:
-        raise DatabaseUnavailable(f"Neo4j is not reachable ({err})") from err
+        raise DatabaseUnavailable(f"Neo4j is not reachable ({err}); "
+                                  "start it with `crase db start`") from err
     except ClientError as err:
         code = err.code or ""
         if "AccessMode" in code:
-            raise AnalystQueryRefused(
-                f"the database refused to write in a read transaction: {err.message}") from err
+            raise AnalystQueryRefused("the database refused to write in a read transaction: "
+                                      f"{neo4j_reason(None, err.message)}") from err
         if "TransactionTimedOut" in code:
             raise AnalystQueryTimeout(
                 f"the query ran past {timeout_s:g} s and was stopped") from err
-        raise AnalystQueryInvalid(f"{code}: {err.message}") from err
+        raise AnalystQueryInvalid(neo4j_reason(code, err.message, stage.prefix)) from err
     except Neo4jError as err:
-        raise AnalystQueryInvalid(f"{err.code}: {err.message}") from err
+        log.warning("analyst query failed in the database: %s: %s", err.code, err.message)
+        raise AnalystQueryInvalid(neo4j_reason(err.code, err.message, stage.prefix)) from err
+    except RecursionError as err:
+        # The driver packs and unpacks values recursively.
+        raise AnalystQueryTooComplex("the result is nested too deeply to read; return "
+                                     "flatter values") from err
 
 
-def to_json(value: Any) -> Any:
+def neo4j_reason(code: str | None, message: str | None, prefix: int = 0) -> str:
+    """Neo4j's words, for the analyst: the first line of its message (the rest repeats the
+    query), positions counted in the analyst's text rather than after the `prefix` put
+    before it, Java class names left out and internal ids replaced."""
+    line = (message or "").strip().split("\n", 1)[0]
+    line = POSITION.sub(lambda found: shifted_position(found, prefix), line)
+    line = JAVA_CLASS.sub("", line)
+    line = UUID.sub("<id>", ELEMENT_ID.sub("<element id>", line))
+    line = " ".join(line.split())[:MAX_REASON_CHARS]
+    return f"{code}: {line}" if code else line
+
+
+def shifted_position(found: re.Match[str], prefix: int) -> str:
+    line, column, offset = (int(group) for group in found.groups())
+    if line == 1:
+        column = max(1, column - prefix)
+    return f"(line {line}, column {column} (offset: {max(0, offset - prefix)}))"
+
+
+def to_json(value: Any, depth: int = 0) -> Any:
     """A driver value as plain JSON: nodes, relationships and paths as objects, temporal
     values as ISO strings, bytes as base64, non-finite floats as strings."""
+    if depth > MAX_RESULT_DEPTH:
+        raise AnalystQueryTooComplex(f"the result nests values more than {MAX_RESULT_DEPTH} "
+                                     "levels deep; return flatter values")
+    inner = depth + 1
     if isinstance(value, Node):
         return {"element_id": value.element_id, "labels": sorted(value.labels),
-                "properties": {k: to_json(v) for k, v in value.items()}}
+                "properties": {k: to_json(v, inner) for k, v in value.items()}}
     if isinstance(value, Relationship):
         return {"element_id": value.element_id, "type": value.type,
                 "start": value.start_node.element_id if value.start_node else None,
                 "end": value.end_node.element_id if value.end_node else None,
-                "properties": {k: to_json(v) for k, v in value.items()}}
+                "properties": {k: to_json(v, inner) for k, v in value.items()}}
     if isinstance(value, Path):
-        return {"nodes": [to_json(n) for n in value.nodes],
-                "relationships": [to_json(r) for r in value.relationships]}
+        return {"nodes": [to_json(n, inner) for n in value.nodes],
+                "relationships": [to_json(r, inner) for r in value.relationships]}
     if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
+        return {str(k): to_json(v, inner) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
+        return [to_json(v, inner) for v in value]
     if isinstance(value, Date | DateTime | Time):
         return value.iso_format()
     if isinstance(value, Duration):

@@ -3,6 +3,12 @@ the routes, the OpenAPI schema (served at /schema) and the one error mapping.
 
 Every route but GET /health (and the schema and its docs pages) needs an `X-API-Key`
 header holding one of the keys the app was given.
+
+What a client is shown when something fails: a body that cannot be parsed (malformed, or
+nested past the decoder's ~1,000 levels) is a 400 that says so, and is logged; a body not
+declared `application/json` is a 415; a 5xx carries a short reason and what to do, while
+the error's own message (which may name the Bolt address, a query, driver or model
+endpoint text) and any traceback go to the server log only.
 """
 
 import logging
@@ -13,10 +19,17 @@ from typing import Any
 from litestar import Litestar, Request, Response, Router
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    SerializationException,
+    ValidationException,
+)
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import Scope
 
+from crase.api.analyst import AnalystSlots
 from crase.api.auth import API_KEY_HEADER, require_api_key
 from crase.api.routes.analyst import AnalystController
 from crase.api.routes.health import health
@@ -24,11 +37,13 @@ from crase.api.routes.ideas import IdeaController
 from crase.api.routes.papers import PaperController
 from crase.api.routes.runs import RunController
 from crase.api.routes.searches import SearchController
-from crase.api.runs import BackendsFactory, IdeaBackendsFactory, RunRegistry
+from crase.api.runs import DATABASE_DOWN, BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.errors import (
+    AnalystQueriesBusy,
     AnalystQueryInvalid,
     AnalystQueryRefused,
     AnalystQueryTimeout,
+    AnalystQueryUnanswered,
     ApiKeyRejected,
     CorpusError,
     CraseError,
@@ -62,7 +77,27 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     ModelError: 502,
     DatabaseUnavailable: 503,
     ProviderUnavailable: 503,
+    AnalystQueriesBusy: 503,
+    AnalystQueryUnanswered: 504,
 }
+# What a client is told of a 5xx, by the error's nearest listed class; the message itself
+# goes to the server log. An error written for the client (AnalystQueriesBusy, ...) is
+# listed with None and keeps its message.
+CLIENT_REASONS: dict[type[CraseError], str | None] = {
+    DatabaseUnavailable: DATABASE_DOWN,
+    ModelError: "a model endpoint failed; retry later, or ask the operator to check the "
+                "model endpoints (GET /health with a key, and the server log, say which)",
+    ProviderUnavailable: "a metadata provider (Semantic Scholar, Crossref, arXiv) kept "
+                         "failing; retry later",
+    AnalystQueriesBusy: None,
+    AnalystQueryUnanswered: None,
+}
+GENERIC_REASON = ("the server failed on this request; retry, and if it fails again, ask the "
+                  "operator to look for it in the server log")
+TOO_DEEP = ("the JSON body is nested too deeply to read (deeper than about 1,000 levels); "
+            "send flatter JSON")
+NOT_JSON = "send the body as JSON, with the header Content-Type: application/json"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 MISSING_PARAMETER = re.compile(r"Missing required (\w+) parameter '([^']+)'")
 
@@ -76,15 +111,39 @@ def status_for(error: CraseError) -> int:
     return 500
 
 
-def crase_error_response(_: Request[Any, Any, Any], error: CraseError) -> Response[Any]:
+def client_reason(error: CraseError, status: int) -> str:
+    if status < 500:
+        return str(error)  # written for the client
+    for cls in type(error).__mro__:
+        if cls in CLIENT_REASONS:
+            return CLIENT_REASONS[cls] or str(error)
+    return GENERIC_REASON
+
+
+def crase_error_response(request: Request[Any, Any, Any], error: CraseError) -> Response[Any]:
     status = status_for(error)
     if status >= 500:
-        log.error("request failed: %s: %s", type(error).__name__, error)
+        # A listed class is an expected outage (its message says enough); anything else
+        # is a bug, and its traceback is wanted.
+        listed = any(cls in ERROR_STATUS for cls in type(error).__mro__)
+        log.error("%s %s failed: %s: %s", request.method, request.url.path,
+                  type(error).__name__, error, exc_info=None if listed else error)
+    headers = ({"Retry-After": str(error.retry_after_s)}
+               if isinstance(error, AnalystQueriesBusy) else None)
     return Response({"status_code": status, "error": type(error).__name__,
-                     "detail": str(error)}, status_code=status)
+                     "detail": client_reason(error, status)}, status_code=status,
+                    headers=headers)
 
 
-def http_error_response(_: Request[Any, Any, Any], error: HTTPException) -> Response[Any]:
+def http_error_response(request: Request[Any, Any, Any],
+                        error: HTTPException) -> Response[Any]:
+    if isinstance(error.__cause__, SerializationException):
+        return body_problem(f"the JSON cannot be read ({error.detail}); send well-formed JSON")
+    if error.status_code >= 500:
+        log.error("%s %s failed: %s: %s", request.method, request.url.path,
+                  type(error).__name__, error.detail, exc_info=error)
+        return Response({"status_code": error.status_code, "error": type(error).__name__,
+                         "detail": GENERIC_REASON}, status_code=error.status_code)
     body: dict[str, Any] = {"status_code": error.status_code,
                             "error": type(error).__name__, "detail": error.detail}
     if isinstance(error, ValidationException):
@@ -95,6 +154,57 @@ def http_error_response(_: Request[Any, Any, Any], error: HTTPException) -> Resp
     elif error.extra:
         body["extra"] = error.extra
     return Response(body, status_code=error.status_code, headers=error.headers)
+
+
+def body_problem(message: str) -> Response[Any]:
+    """A 400 in the shape of every other validation failure, naming the body."""
+    return Response({"status_code": 400, "error": "ValidationFailed", "detail": f"body: {message}",
+                     "errors": [{"field": "body", "message": message, "source": "body"}]},
+                    status_code=400)
+
+
+def too_deep_response(_: Request[Any, Any, Any], __: RecursionError) -> Response[Any]:
+    """The JSON decoder recurses per level and gives up near 1,000 (`log_failure` logs it)."""
+    return body_problem(TOO_DEEP)
+
+
+def internal_error_response(request: Request[Any, Any, Any],
+                            error: Exception) -> Response[Any]:
+    """Anything unexpected: a 500 with a generic reason; the detail in the server log."""
+    log.error("%s %s failed: %s: %s", request.method, request.url.path,
+              type(error).__name__, error, exc_info=error)
+    return Response({"status_code": 500, "error": "InternalServerError",
+                     "detail": GENERIC_REASON}, status_code=500)
+
+
+async def log_failure(error: Exception, scope: Scope) -> None:
+    """After-exception hook, so that a body too deep is logged whichever handler (a route's
+    own, or the app's) answers it."""
+    if isinstance(error, RecursionError):
+        log.warning("%s %s refused: the JSON body is nested too deeply to read",
+                    scope.get("method"), scope.get("path"))
+
+
+class UnsupportedMediaType(ClientException):
+    status_code = 415
+
+
+async def require_json_body(request: Request[Any, Any, Any]) -> None:
+    """Before-request hook: a body must be declared JSON (Litestar would read a text/plain
+    body as JSON all the same). A POST without a body needs no content type."""
+    if request.method not in BODY_METHODS or not has_body(request):
+        return
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        given = f"Content-Type {media_type}" if media_type else "no Content-Type"
+        raise UnsupportedMediaType(f"the body was sent with {given}; {NOT_JSON}")
+
+
+def has_body(request: Request[Any, Any, Any]) -> bool:
+    length = request.headers.get("content-length")
+    if length is not None:
+        return length.strip() not in ("", "0")
+    return "transfer-encoding" in request.headers
 
 
 def validation_problems(error: ValidationException) -> list[dict[str, Any]]:
@@ -140,18 +250,26 @@ def create_app(settings: Settings, graph: Graph | None = None,
     graph = graph or connect_graph(settings)
     registry = RunRegistry(graph, build_backends or (lambda: build_search_backends(settings)),
                            settings.api.search_workers, settings.api.runs_in_memory,
-                           build_idea or (lambda: build_idea_backends(settings)))
+                           build_idea or (lambda: build_idea_backends(settings)),
+                           settings.api.run_deadline_s)
     protected = Router(path="/", guards=[require_api_key], route_handlers=[
         SearchController, RunController, PaperController, AnalystController, IdeaController])
     return Litestar(
         route_handlers=[health, protected],
         dependencies={"graph": provide(graph), "registry": provide(registry),
-                      "settings": provide(settings)},
+                      "settings": provide(settings),
+                      "analyst_slots": provide(AnalystSlots.from_settings(settings.api))},
         exception_handlers={CraseError: crase_error_response,
-                            HTTPException: http_error_response},
+                            HTTPException: http_error_response,
+                            RecursionError: too_deep_response,
+                            Exception: internal_error_response},
+        before_request=require_json_body,
+        after_exception=[log_failure],
         state=State({"api_keys": keys}),
         request_max_body_size=settings.api.max_body_bytes,
         openapi_config=openapi_config(),
+        # Runs a stopped server left 'running' are closed 'failed' (api/runs.py).
+        on_startup=[registry.close_stale_runs],
         on_shutdown=[shutdown_hook(registry, graph if owns_graph else None)],
     )
 

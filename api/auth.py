@@ -71,11 +71,16 @@ def key_is_accepted(given: str | None, accepted: list[str]) -> bool:
     return any(matches)
 
 
+def has_accepted_key(connection: ASGIConnection) -> bool:
+    """Whether the request's header holds a key the app accepts (for GET /health, which
+    answers everyone but shows details only to a caller with a key)."""
+    accepted: list[str] = connection.app.state.api_keys
+    return key_is_accepted(connection.headers.get(API_KEY_HEADER), accepted)
+
+
 def require_api_key(connection: ASGIConnection, _: BaseRouteHandler) -> None:
     """Litestar guard for every protected route: the header must hold an accepted key."""
-    accepted: list[str] = connection.app.state.api_keys
-    given = connection.headers.get(API_KEY_HEADER)
-    if given is None:
+    if connection.headers.get(API_KEY_HEADER) is None:
         raise ApiKeyRejected(f"missing {API_KEY_HEADER} header")
-    if not key_is_accepted(given, accepted):
+    if not has_accepted_key(connection):
         raise ApiKeyRejected(f"the {API_KEY_HEADER} header holds no accepted key")

@@ -11,10 +11,17 @@ import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from crase.graph import Graph
-from crase.ingest.corpus import CITATIONS_FILE, EDGE_HEADER, PAPERS_FILE, locate_corpus
+from crase.ingest.corpus import (
+    CITATIONS_FILE,
+    EDGE_HEADER,
+    PAPERS_FILE,
+    TOO_DEEP_REASON,
+    huge_number_reason,
+    locate_corpus,
+)
 from crase.ingest.loader import LoadReport, load_corpus
 from crase.ingest.records import RejectKind
 from crase.settings import Settings
@@ -26,12 +33,14 @@ class BatchOutcome:
     rejects: list[dict[str, Any]]
     papers_received: int
     citations_received: int
+    papers_refused: int = 0  # refused before the load: no papers.jsonl line can hold them
 
     def as_json(self) -> dict[str, Any]:
         r = self.report
         return {
             "papers": {"received": self.papers_received,
-                       "accepted": r.papers.accepted, "rejected": r.papers.rejected,
+                       "accepted": r.papers.accepted,
+                       "rejected": r.papers.rejected + self.papers_refused,
                        "written": r.papers_written},
             "citations": {"received": self.citations_received,
                           "accepted": r.citations.accepted, "rejected": r.citations.rejected,
@@ -41,50 +50,87 @@ class BatchOutcome:
         }
 
 
+class PlacedReject(NamedTuple):
+    """A refused row at its place in the request: `papers[3]` is (PAPERS_FILE, 3)."""
+
+    file: str
+    position: int
+    kind: str
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        section = "papers" if self.file == PAPERS_FILE else "citations"
+        return {"item": f"{section}[{self.position}]", "kind": self.kind, "reason": self.reason}
+
+
 def load_batch(graph: Graph, settings: Settings, papers: list[Any],
                citations: list[tuple[str, str]]) -> BatchOutcome:
     """Load one batch; `citations` are (citing_id, cited_id) pairs."""
     settings.var_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="api-batch-", dir=settings.var_dir) as folder:
         root = Path(folder)
-        write_corpus(root, papers, citations)
+        refused = write_corpus(root, papers, citations)
         files = locate_corpus(root)
         rejects_path = root / "rejects.jsonl"
         report = load_corpus(graph, files, settings, rejects_path=rejects_path,
                              restart=True, show_progress=False)
-        rejects = read_rejects(rejects_path, skip_empty_papers=not papers)
-    return BatchOutcome(report, rejects, len(papers), len(citations))
+        rejects = sorted([*refused, *read_rejects(rejects_path)], key=request_order)
+    return BatchOutcome(report, [reject.as_json() for reject in rejects], len(papers),
+                        len(citations), len(refused))
 
 
-def write_corpus(root: Path, papers: list[Any], citations: list[tuple[str, str]]) -> None:
+def write_corpus(root: Path, papers: list[Any],
+                 citations: list[tuple[str, str]]) -> list[PlacedReject]:
+    """Write the batch as a corpus; returns the papers no line can hold, whose lines are
+    left blank (so every other paper keeps its line number)."""
     # One JSON value per line, as given: a row that is not a paper is refused by the
     # loader's own checks, with the same kinds and reasons a file load reports.
+    refused = []
+    lines = []
+    for index, paper in enumerate(papers):
+        line = paper_line(paper)
+        if isinstance(line, tuple):
+            refused.append(PlacedReject(PAPERS_FILE, index, line[0].value, line[1]))
+            line = ""
+        lines.append(line + "\n")
     with (root / PAPERS_FILE).open("w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(paper, ensure_ascii=False) + "\n" for paper in papers)
+        # A batch of citations only still gets a line: an empty file would be a reject.
+        handle.writelines(lines or ["\n"])
     if citations:
         with (root / CITATIONS_FILE).open("w", encoding="utf-8") as handle:
             handle.write(",".join(EDGE_HEADER) + "\n")
             handle.writelines(f"{citing},{cited}\n" for citing, cited in citations)
+    return refused
 
 
-def read_rejects(path: Path, skip_empty_papers: bool) -> list[dict[str, Any]]:
+def paper_line(paper: Any) -> str | tuple[RejectKind, str]:
+    """One papers.jsonl line, or why the value cannot be one. The framework parses bodies
+    somewhat deeper than json.dumps can write (their stacks differ), and an int past the
+    int-to-str digit limit cannot be written at all."""
+    try:
+        return json.dumps(paper, ensure_ascii=False)
+    except RecursionError:
+        return RejectKind.TOO_DEEP, TOO_DEEP_REASON
+    except ValueError:
+        return RejectKind.HUGE_NUMBER, huge_number_reason()
+
+
+def read_rejects(path: Path) -> list[PlacedReject]:
     if not path.exists():
         return []
     rejects = []
     for line in path.read_text(encoding="utf-8").splitlines():
         reject = json.loads(line)
-        if skip_empty_papers and reject["kind"] == RejectKind.EMPTY_FILE.value:
-            continue  # a batch of citations only: no papers file is not a problem
-        rejects.append({"item": request_position(reject["file"], reject["line"]),
-                        "kind": reject["kind"], "reason": reject["reason"]})
+        rejects.append(PlacedReject(reject["file"], request_index(reject["file"], reject["line"]),
+                                    reject["kind"], reject["reason"]))
     return rejects
 
 
-def request_position(file: str, line: int) -> str:
+def request_index(file: str, line: int) -> int:
     """Where a rejected row sat in the request: papers.jsonl line n is papers[n - 1];
     citations.csv has its header on line 1, so line n is citations[n - 2]."""
-    if file == PAPERS_FILE:
-        return f"papers[{line - 1}]"
-    if file == CITATIONS_FILE:
-        return f"citations[{line - 2}]"
-    return f"{file}:{line}"
+    return line - 1 if file == PAPERS_FILE else line - 2
+
+
+def request_order(reject: PlacedReject) -> tuple[int, int]:
+    return (0 if reject.file == PAPERS_FILE else 1, reject.position)

@@ -1,20 +1,36 @@
 """The `crase` command line. Each command group lives in `api/commands/<group>.py` and
 exposes `add_commands(subparsers)`; a command is a function of (args, settings) -> exit code.
+
+Whatever goes wrong on purpose (a CraseError, a bad flag, a bad setting) ends in one line on
+stderr, `crase: <what is wrong>; <what to do>`, and exit code 2.
 """
 
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
+
+from pydantic import ValidationError
 
 from crase.api.commands import bench, database, idea, ingest, search, serve
-from crase.errors import CraseError
+from crase.errors import CraseError, InvalidRequest, SettingsError
+from crase.search.request import Loc, describe_invalid
 from crase.settings import Settings
 
 COMMAND_GROUPS = [database, search, ingest, serve, idea, bench]
+ENV_PREFIX = "CRASE_"
+
+
+class CraseArgumentParser(argparse.ArgumentParser):
+    """argparse that raises a bad flag as InvalidRequest, so that it ends in main's one
+    line and not in a usage block and SystemExit; subparsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InvalidRequest(f"{message}; see `{self.prog} --help`")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CraseArgumentParser(
         prog="crase",
         description="Crase: evidence-graph scholarly search and idea-to-prior-work over Neo4j.",
         epilog="Settings come from CRASE_* environment variables and .env (see .env.example).",
@@ -25,12 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def env_name(loc: Loc) -> str:
+    return ENV_PREFIX + "__".join(str(part) for part in loc).upper()
+
+
+def load_settings() -> Settings:
     try:
-        return int(args.handler(args, Settings()))
+        return Settings()
+    except ValidationError as err:
+        raise SettingsError(describe_invalid(
+            err, Settings, env_name, "fix it in the environment or .env")) from err
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.handler(args, load_settings()))
     except CraseError as err:
-        print(f"crase: {type(err).__name__}: {err}", file=sys.stderr)
+        # One line whatever the message holds (a database's reply may span several).
+        print(f"crase: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("crase: interrupted; rerun the same command to resume", file=sys.stderr)

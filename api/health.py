@@ -3,17 +3,33 @@
 Model endpoints are asked `GET {base_url}/models` (every OpenAI-compatible server, vLLM
 included, answers it) with a short timeout; roles sharing one endpoint are asked once.
 An endpoint's key is sent but never shown.
+
+Anyone may ask; only a caller with an accepted X-API-Key sees versions, base URLs, model
+names and reasons (`check_health`); everyone else sees each component's status
+(`public_view`). Driver errors (the Bolt address among them) go to the server log only.
 """
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
 
+from crase.api.auth import API_KEY_HEADER
+from crase.api.runs import DATABASE_DOWN
 from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.settings import ModelEndpoint, Settings
+
+log = logging.getLogger(__name__)
+
+GDS_DOWN = ("Graph Data Science is not available (gds.version() failed); check that the "
+            "GDS plugin is installed (`make jars`); the server log has the reason")
+DATABASE_FAILED = ("the database answers but failed the health query; the server log has "
+                   "the reason")
+PUBLIC_DETAIL = (f"send an accepted {API_KEY_HEADER} header for versions, model endpoints "
+                 "and reasons")
 
 
 @dataclass(frozen=True)
@@ -43,12 +59,13 @@ def check_database(graph: Graph) -> dict[str, Any]:
     try:
         graph.driver.verify_connectivity()
     except (ServiceUnavailable, SessionExpired, AuthError) as err:
-        return {"ok": False, "detail": f"Neo4j is not reachable ({err}); "
-                                       "start it with `crase db start`"}
+        log.warning("health: Neo4j is not reachable: %s", err)
+        return {"ok": False, "detail": DATABASE_DOWN}
     try:
         row = graph.read("read_database_components", timeout_s=5.0)[0]
     except DatabaseError as err:  # DatabaseUnavailable included
-        return {"ok": False, "detail": str(err)}
+        log.warning("health: the database failed: %s", err)
+        return {"ok": False, "detail": DATABASE_FAILED}
     return {"ok": True, "version": row["version"], "edition": row["edition"]}
 
 
@@ -56,8 +73,24 @@ def check_gds(graph: Graph) -> dict[str, Any]:
     try:
         row = graph.read("read_gds_version", timeout_s=5.0)[0]
     except DatabaseError as err:
-        return {"ok": False, "detail": f"Graph Data Science is not available: {err}"}
+        log.warning("health: Graph Data Science is not available: %s", err)
+        return {"ok": False, "detail": GDS_DOWN}
     return {"ok": True, "version": row["version"]}
+
+
+def public_view(body: dict[str, Any]) -> dict[str, Any]:
+    """What a caller without a key is shown: each component's status, nothing about
+    where or what it runs."""
+    return {"status": body["status"],
+            "database": {"ok": body["database"]["ok"]},
+            "gds": {"ok": body["gds"]["ok"]},
+            "models": {role: {"status": public_status(model["status"])}
+                       for role, model in body["models"].items()},
+            "detail": PUBLIC_DETAIL}
+
+
+def public_status(status: str) -> str:
+    return status if status in ("ok", "not configured") else "down"
 
 
 def check_models(settings: Settings) -> dict[str, dict[str, Any]]:

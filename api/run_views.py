@@ -2,7 +2,8 @@
 node), its results with evidence, and its evidence graph as nodes and edges.
 
 The graph is the record; the registry adds what only this server knows while the run
-lives (queued, the stage it is in, per-stage progress) and what a crash left unrecorded.
+lives (queued, the stage it is in, per-stage progress) and what a crash, or a database
+that went away, left unrecorded.
 
 The evidence graph's Delta and prune verdicts come from the rules in crase.scoring.delta, the
 ones the search itself applied, so the view says what the run did.
@@ -12,7 +13,7 @@ import json
 from typing import Any
 
 from crase.api.runs import FINISHED, STAGES, TrackedRun
-from crase.errors import InvalidRequest, RunNotFinished, RunNotFound
+from crase.errors import DatabaseError, InvalidRequest, RunNotFinished, RunNotFound
 from crase.graph import Graph
 from crase.scoring.delta import EdgeVerdict, judge_delta, stored_coverage_affinity
 
@@ -45,33 +46,44 @@ def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     return {"stage": None, "stages": stages}
 
 
+def tracked_record(tracked: TrackedRun) -> dict[str, Any]:
+    """A run as this server tracks it, for a run without a readable Run node (queued, or
+    the database away)."""
+    return {"id": tracked.id, "kind": tracked.kind, "query": tracked.query,
+            "status": tracked.status, "started": None, "finished": None,
+            "error": tracked.error, "params": tracked.params, "backends": {},
+            "plan": [], "counts": {}, "timings": {}, "usage": {}}
+
+
 def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
     """The whole run: state, parameters, plan, counts, timings, seeds and results."""
-    record = read_run_record(graph, run_id)
+    try:
+        record = read_run_record(graph, run_id)
+    except DatabaseError:
+        # With the database away, a tracked run that did not finish well is told from the
+        # registry alone (its failure is the news); a done run's results are in the graph.
+        if tracked is None or tracked.status == "done":
+            raise
+        return {**live_view(tracked_record(tracked), tracked), "seeds": [], "results": []}
     if record is None and tracked is None:
         raise RunNotFound(f"no run with id {run_id!r}")
-    if record is None:
-        assert tracked is not None
-        record = {"id": tracked.id, "kind": tracked.kind, "query": tracked.query,
-                  "status": tracked.status, "started": None, "finished": None,
-                  "error": tracked.error, "params": tracked.params, "backends": {},
-                  "plan": [], "counts": {}, "timings": {}, "usage": {}}
-    view = dict(record)
     if tracked is not None:
-        # The worker's word is newer than the node's while the run lives, and it is the
-        # only record of a crash the pipeline could not write down.
-        view["status"] = tracked.status
-        view["error"] = record["error"] or tracked.error
-        view["submitted"] = tracked.submitted
-        view["progress"] = tracked.progress_json()
-        view["tracked"] = True
+        view = live_view(record or tracked_record(tracked), tracked)
     else:
-        view["submitted"] = record["started"]
-        view["progress"] = recorded_progress(record)
-        view["tracked"] = False
+        assert record is not None
+        view = {**record, "submitted": record["started"],
+                "progress": recorded_progress(record), "tracked": False}
     view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
     view["results"] = read_results(graph, run_id)
     return view
+
+
+def live_view(record: dict[str, Any], tracked: TrackedRun) -> dict[str, Any]:
+    # The worker's word is newer than the node's while the run lives, and it is the only
+    # record of a failure the pipeline could not write down.
+    return {**record, "status": tracked.status, "error": record["error"] or tracked.error,
+            "submitted": tracked.submitted, "progress": tracked.progress_json(),
+            "tracked": True}
 
 
 def read_results(graph: Graph, run_id: str) -> list[dict[str, Any]]:

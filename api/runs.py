@@ -6,6 +6,15 @@ keeps each run's live state (status, the stage it is in, per-stage progress) in 
 while the server lives; the pipeline itself records the run on its Run node (status,
 plan, counts, timings, results), so a finished run can still be read after a restart.
 
+No accepted run may vanish or stay 'running' forever:
+- a run is accepted only while the database answers (else DatabaseUnavailable, a 503);
+- a run gets `api.run_deadline_s`; past it, it stops (its model calls too) and fails;
+- when the database goes away mid-run, the Run node cannot be closed (or, for a queued
+  run, made): the tracked state is the record, written once the database answers again
+  (at the next submission);
+- at start-up, Run nodes left 'running' or 'queued' by a server that stopped are closed
+  'failed' (`close_stale_runs`).
+
 Each worker thread builds its own backends on its first run of a kind: a backend's usage
 counters then belong to one run at a time, so every run's recorded model usage is its
 own, and no backend cache is shared between threads.
@@ -13,6 +22,7 @@ own, and no backend cache is shared between threads.
 
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,13 +30,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from crase.errors import CraseError, RunCancelled, RunNotCancellable, SettingsError
+from neo4j.exceptions import DriverError, Neo4jError
+
+from crase.errors import (
+    CraseError,
+    DatabaseError,
+    DatabaseUnavailable,
+    RunCancelled,
+    RunNotCancellable,
+    SettingsError,
+)
 from crase.graph import Graph
 from crase.idea.pipeline import STAGES as IDEA_STAGES
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
-from crase.run_lifecycle import now_iso, record_cancelled_before_start
+from crase.run_lifecycle import now_iso, record_cancelled_before_start, to_json
 from crase.search.pipeline import STAGES as SEARCH_STAGES
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
@@ -36,12 +55,29 @@ RunStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
 # Each pipeline's own list of its stages, in order: what a queued run shows as pending.
 STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
+DATABASE_DOWN = "the database is not reachable; start it with `crase db start`"
+STALE_RUN = "the server stopped while the run was in flight; run it again"
+MAX_ERROR_CHARS = 1000
 
 log = logging.getLogger(__name__)
 
 
 def pending(kind: str) -> dict[str, "StageProgress"]:
     return {name: StageProgress() for name in STAGES[kind]}
+
+
+def one_line(text: str) -> str:
+    """An error for the API: driver messages span lines; the answer is one line."""
+    return " ".join(text.split())[:MAX_ERROR_CHARS]
+
+
+def require_database(graph: Graph) -> None:
+    """DatabaseUnavailable unless the database answers now. Asked before a run is accepted,
+    so that no accepted run is lost to a database that is already away."""
+    try:
+        graph.driver.verify_connectivity()
+    except (DriverError, Neo4jError, OSError) as err:
+        raise DatabaseUnavailable(DATABASE_DOWN) from err
 
 
 @dataclass
@@ -67,6 +103,11 @@ class TrackedRun:
     error: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)  # cancel was asked
     future: Future[None] | None = None
+    deadline_s: float | None = None  # api.run_deadline_s, counted from the start of work
+    started_at: float | None = None  # time.monotonic() when a worker took the run
+
+    def begin(self) -> None:
+        self.status, self.started_at = "running", time.monotonic()
 
     # RunObserver: the pipeline announces each stage by name as it starts it.
     def stage_started(self, name: str) -> None:
@@ -81,6 +122,14 @@ class TrackedRun:
 
     def cancel_requested(self) -> bool:
         return self.stop.is_set()
+
+    def past_deadline(self) -> str | None:
+        if self.deadline_s is None or self.started_at is None:
+            return None
+        if time.monotonic() - self.started_at < self.deadline_s:
+            return None
+        return (f"the run went on past its deadline of {self.deadline_s:g} s "
+                "(api.run_deadline_s); narrow the request or raise the deadline")
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
         if status == "done":
@@ -97,16 +146,22 @@ class TrackedRun:
 
 BackendsFactory = Callable[[], SearchBackends]
 IdeaBackendsFactory = Callable[[], IdeaBackends]
+Work = Callable[[], tuple[RunStatus, str | None]]  # a pipeline run: its status and error
 
 
 class RunRegistry:
     def __init__(self, graph: Graph, build_backends: BackendsFactory, workers: int,
                  keep: int = 1000, build_idea_backends: IdeaBackendsFactory | None = None,
-                 ) -> None:
+                 run_deadline_s: float | None = None) -> None:
         self.graph = graph
         self.build_backends = build_backends
         self.build_idea_backends = build_idea_backends
         self.keep = keep
+        self.run_deadline_s = run_deadline_s
+        # Finished runs whose Run node may not say so (the database was away), recorded by
+        # the next submission that finds the database up.
+        self.unrecorded: dict[str, TrackedRun] = {}
+        self.stale_closed = False  # close_stale_runs has run (at start-up, or later)
         self.executor = ThreadPoolExecutor(max_workers=workers,
                                            thread_name_prefix="crase-search")
         self.runs: OrderedDict[str, TrackedRun] = OrderedDict()
@@ -116,17 +171,21 @@ class RunRegistry:
     # submitting and reading -----------------------------------------------------------
     def submit_search(self, request: SearchRequest) -> TrackedRun:
         run = TrackedRun(id=uuid.uuid4().hex[:12], kind="search", query=request.query,
-                         params=request.model_dump(mode="json"), stages=pending("search"))
-        return self._submit(run, lambda: self._execute_search(run, request))
+                         params=request.model_dump(mode="json"), stages=pending("search"),
+                         deadline_s=self.run_deadline_s)
+        return self._submit(run, lambda: self._execute(run, lambda: self._search(run, request)))
 
     def submit_idea(self, request: IdeaRequest) -> TrackedRun:
         if self.build_idea_backends is None:
             raise SettingsError("this server was started without the idea workflow")
         run = TrackedRun(id=uuid.uuid4().hex[:12], kind="idea", query=request.idea,
-                         params=request.model_dump(mode="json"), stages=pending("idea"))
-        return self._submit(run, lambda: self._execute_idea(run, request))
+                         params=request.model_dump(mode="json"), stages=pending("idea"),
+                         deadline_s=self.run_deadline_s)
+        return self._submit(run, lambda: self._execute(run, lambda: self._idea(run, request)))
 
     def _submit(self, run: TrackedRun, work: Callable[[], None]) -> TrackedRun:
+        require_database(self.graph)
+        self._write_missed_records()
         with self.lock:
             self.runs[run.id] = run
             self._forget_old_runs()
@@ -140,7 +199,8 @@ class RunRegistry:
 
     def cancel(self, run_id: str) -> TrackedRun | None:
         """Ask a run to stop. A queued run never starts (and is recorded as cancelled); a
-        running one stops before its next stage. None if this server does not track it."""
+        running one stops before its next stage, or within a second while it waits for a
+        model. None if this server does not track it."""
         run = self.get(run_id)
         if run is None:
             return None
@@ -151,48 +211,92 @@ class RunRegistry:
             self._record_cancelled_before_start(run)
         return run
 
+    def close_stale_runs(self) -> None:
+        """The start-up hook: every Run node left 'running' or 'queued' that this server
+        does not run was in flight when a server stopped; it is closed 'failed'. With the
+        database away it is tried again at the next submission."""
+        with self.lock:
+            keep = list(self.runs)
+        try:
+            require_database(self.graph)
+            closed = self.graph.write("close_stale_runs", keep=keep, error=STALE_RUN,
+                                      finished=now_iso())
+        except DatabaseError as err:
+            log.warning("runs left open by an earlier server are not closed yet: %s",
+                        one_line(str(err)))
+            return
+        self.stale_closed = True
+        if closed:
+            log.warning("closed %d runs an earlier server left in flight: %s", len(closed),
+                        ", ".join(row["id"] for row in closed))
+
+    def _write_missed_records(self) -> None:
+        """With the database back, what it missed while away: the Runs an earlier server
+        left open, and the runs of this server it could not record."""
+        if not self.stale_closed:
+            self.close_stale_runs()
+        with self.lock:
+            written = list(self.unrecorded)
+            rows = [{"id": run.id, "kind": run.kind, "query": run.query,
+                     "params": to_json(run.params), "status": run.status, "error": run.error}
+                    for run in self.unrecorded.values()]
+        if not rows:
+            return
+        try:
+            self.graph.write("record_unrecorded_runs", rows=rows, finished=now_iso())
+        except DatabaseError as err:
+            log.warning("finished runs are not recorded yet: %s", one_line(str(err)))
+            return
+        with self.lock:
+            for run_id in written:
+                self.unrecorded.pop(run_id, None)
+
     def shutdown(self) -> None:
-        """Stop taking work, cancel what waits, let running searches stop at a stage end."""
+        """Stop taking work; what waits is cancelled (and recorded so); running runs stop
+        at a stage end or, waiting for a model, within a second."""
         with self.lock:
             runs = list(self.runs.values())
         for run in runs:
             if run.status not in FINISHED:
                 run.stop.set()
+                if run.future is not None and run.future.cancel():
+                    self._record_cancelled_before_start(run)
         self.executor.shutdown(wait=True, cancel_futures=True)
 
     # the worker side ----------------------------------------------------------------------
-    def _execute_search(self, run: TrackedRun, request: SearchRequest) -> None:
+    def _execute(self, run: TrackedRun, work: Work) -> None:
         if run.stop.is_set():
             self._record_cancelled_before_start(run)
             return
-        run.status = "running"
+        run.begin()
         try:
-            backends = self._thread_backends()
-            run_search(self.graph, backends, request, run_id=run.id, observer=run)
+            status, error = work()
         except RunCancelled as err:
             run.finish("cancelled", str(err))
-        except CraseError as err:
-            run.finish("failed", f"{type(err).__name__}: {err}")
+        except CraseError as err:  # RunDeadlineExceeded and DatabaseUnavailable included
+            self._fail(run, f"{type(err).__name__}: {err}")
         else:
-            run.finish("done")
+            run.finish(status, error)
 
-    def _execute_idea(self, run: TrackedRun, request: IdeaRequest) -> None:
-        if run.stop.is_set():
-            self._record_cancelled_before_start(run)
-            return
-        run.status = "running"
-        try:
-            backends = self._thread_idea_backends()
-            result = run_idea(self.graph, backends, request, run_id=run.id, observer=run)
-        except RunCancelled as err:
-            run.finish("cancelled", str(err))
-        except CraseError as err:
-            run.finish("failed", f"{type(err).__name__}: {err}")
-        else:
-            # A ranking failure is an answer, not an exception: the run is 'failed' with
-            # its outcome and the reason in the audit.
-            run.finish("done" if result.status == "done" else "failed",
-                       None if result.status == "done" else f"outcome {result.outcome}")
+    def _search(self, run: TrackedRun, request: SearchRequest) -> tuple[RunStatus, str | None]:
+        run_search(self.graph, self._thread_backends(), request, run_id=run.id, observer=run)
+        return "done", None
+
+    def _idea(self, run: TrackedRun, request: IdeaRequest) -> tuple[RunStatus, str | None]:
+        result = run_idea(self.graph, self._thread_idea_backends(), request, run_id=run.id,
+                          observer=run)
+        # A ranking failure is an answer, not an exception: the run is 'failed' with its
+        # outcome and the reason in the audit.
+        if result.status == "done":
+            return "done", None
+        return "failed", f"outcome {result.outcome}"
+
+    def _fail(self, run: TrackedRun, error: str) -> None:
+        """A failed run; its Run node may not say so (the database may be away), so its
+        close is written again once the database answers (only where it is still open)."""
+        run.finish("failed", one_line(error))
+        with self.lock:
+            self.unrecorded[run.id] = run
 
     def _thread_idea_backends(self) -> IdeaBackends:
         assert self.build_idea_backends is not None
@@ -216,11 +320,17 @@ class RunRegistry:
         error = future.exception()
         if error is not None:
             log.error("search run %s crashed", run.id, exc_info=error)
-            run.finish("failed", f"internal error: {type(error).__name__}: {error}")
+            self._fail(run, f"internal error: {type(error).__name__}: {error}")
 
     def _record_cancelled_before_start(self, run: TrackedRun) -> None:
         run.finish("cancelled", "cancelled before it started")
-        record_cancelled_before_start(self.graph, run.id, run.kind, run.query, run.params)
+        try:
+            record_cancelled_before_start(self.graph, run.id, run.kind, run.query, run.params)
+        except DatabaseError as err:
+            log.warning("run %s was cancelled but not recorded yet: %s", run.id,
+                        one_line(str(err)))
+            with self.lock:
+                self.unrecorded[run.id] = run
 
     def _forget_old_runs(self) -> None:
         finished = [run_id for run_id, run in self.runs.items() if run.status in FINISHED]

@@ -50,6 +50,12 @@ class ServerStatus:
     log_dir: Path
 
 
+def generate_password() -> str:
+    """A random password that never starts with "-" (neo4j-admin would read it as an
+    option): letters and digits only."""
+    return secrets.token_hex(16)
+
+
 class Neo4jServer:
     """One Neo4j process with its home folder; at most one per home."""
 
@@ -88,7 +94,7 @@ class Neo4jServer:
         if self.password_file.exists():
             return self.password_file.read_text().strip()
         self.home.mkdir(parents=True, exist_ok=True)
-        generated = secrets.token_urlsafe(18)
+        generated = generate_password()
         self.password_file.write_text(generated + "\n")
         self.password_file.chmod(0o600)
         return generated
@@ -195,7 +201,8 @@ class Neo4jServer:
         return {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)}
 
     def _set_initial_password(self) -> None:
-        result = self.run_admin("dbms", "set-initial-password", self.password())
+        # "--" ends the options, so a configured password that starts with "-" is a password.
+        result = self.run_admin("dbms", "set-initial-password", "--", self.password())
         if result.returncode != 0:
             raise ServerStartError(f"setting the initial password failed: {result.stderr[-2000:]}")
 

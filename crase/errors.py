@@ -143,3 +143,27 @@ class AnalystQueryTimeout(CraseError):
 class EvaluationError(CraseError):
     """A benchmark cannot be evaluated as asked: a query without relevant papers, rankings
     and relevant sets that do not line up, a cutoff below 1, an unknown system name."""
+
+
+class RunDeadlineExceeded(CraseError):
+    """A run went on past its deadline (`api.run_deadline_s`); it is closed 'failed', and
+    what it wrote so far stays on record."""
+
+
+class AnalystQueryTooComplex(AnalystQueryInvalid):
+    """Analyst Cypher (or its result) nested too deeply, or folding too large a literal
+    range in one expression, for the database to answer or to stop; refused up front."""
+
+
+class AnalystQueryUnanswered(AnalystQueryTimeout):
+    """The database did not answer analyst Cypher by the HTTP deadline (`api.analyst_timeout_s`
+    + `api.analyst_grace_s`); it may still be running it, and its slot stays taken."""
+
+
+class AnalystQueriesBusy(CraseError):
+    """Every analyst slot (`api.analyst_max_in_flight`) holds a query the database has not
+    finished; `retry_after_s` says when to try again."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s

@@ -12,17 +12,23 @@ decided otherwise); RunCancelled closes it 'cancelled'; any other exception, or 
 interrupt, closes it 'failed' with the error. The exception is re-raised, so a Run is never
 left 'running'. The observer hears each stage as it starts (the HTTP API's progress) and is
 asked before each cancellable stage whether to stop.
+
+Waits inside a stage are stoppable too: while the block runs, `current_stop_check()` gives
+a long wait (a model call: crase.models.chat.ModelRunner) the run's own check to ask every
+fraction of a second, so a cancel or a passed deadline ends the wait, not only the stage.
+A run past its deadline raises RunDeadlineExceeded and is closed 'failed'.
 """
 
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from crase.errors import RunCancelled
+from crase.errors import RunCancelled, RunDeadlineExceeded
 from crase.graph import Graph
 
 LINK_BATCH = 5000
@@ -51,6 +57,10 @@ class RunObserver(Protocol):
 
     def cancel_requested(self) -> bool: ...
 
+    def past_deadline(self) -> str | None:
+        """Why the run must end now (its time is up); None while it may go on."""
+        ...
+
 
 @dataclass
 class Callbacks:
@@ -71,8 +81,43 @@ class Callbacks:
     def cancel_requested(self) -> bool:
         return self.should_cancel is not None and self.should_cancel()
 
+    def past_deadline(self) -> str | None:
+        return None  # a terminal's user stops a run with Ctrl-C
+
 
 SILENT = Callbacks()
+StopCheck = Callable[[], None]  # raises RunCancelled or RunDeadlineExceeded to stop a run
+# The stop check of the run this thread (or task) is working on; see current_stop_check.
+_STOP_CHECK: ContextVar[StopCheck | None] = ContextVar("crase_run_stop_check", default=None)
+
+
+def check_stop(observer: RunObserver, when: str) -> None:
+    """Raises what ends the run now: RunCancelled when cancel was asked, RunDeadlineExceeded
+    when its time is up. `when` says where it stopped ("before stage seeds")."""
+    if observer.cancel_requested():
+        raise RunCancelled(f"cancelled {when}")
+    reason = observer.past_deadline()
+    if reason is not None:
+        raise RunDeadlineExceeded(reason)
+
+
+def never_stop() -> None:
+    """The stop check outside any run: a command-line call is stopped by Ctrl-C."""
+
+
+def current_stop_check() -> StopCheck:
+    """The stop check of the run in progress in this context, for waits inside a stage."""
+    return _STOP_CHECK.get() or never_stop
+
+
+@contextmanager
+def stoppable_waits(observer: RunObserver) -> Iterator[None]:
+    """While the block runs, `current_stop_check()` asks `observer` whether to stop."""
+    token = _STOP_CHECK.set(lambda: check_stop(observer, "while waiting for a model reply"))
+    try:
+        yield
+    finally:
+        _STOP_CHECK.reset(token)
 
 
 class StageClock:
@@ -87,8 +132,8 @@ class StageClock:
     def stage(self, name: str, cancellable: bool = True) -> Iterator[None]:
         if name not in self.stages:
             raise ValueError(f"stage {name!r} is not one of {self.stages}")
-        if cancellable and self.observer.cancel_requested():
-            raise RunCancelled(f"cancelled before stage {name}")
+        if cancellable:
+            check_stop(self.observer, f"before stage {name}")
         self.observer.stage_started(name)
         started = time.perf_counter()
         try:
@@ -153,7 +198,8 @@ class RunLifecycle:
         recorder.open(kind, query, params, backends)
         run = cls(recorder, StageClock(stages, observer))
         try:
-            yield run
+            with stoppable_waits(observer):
+                yield run
         except BaseException as err:
             run.status = "cancelled" if isinstance(err, RunCancelled) else "failed"
             run.error = f"{type(err).__name__}: {err}"

@@ -61,7 +61,10 @@ class SearchSettings(BaseModel):
         "ships, because the offline planner's sub-queries lowered every figure on hep-th",
     )
     seeds_per_query: int = Field(5, ge=1, le=100, description="m: seeds kept per sub-query")
-    seed_pool: int = Field(50, ge=1, description="Top hits per search considered for seeds")
+    seed_pool: int = Field(
+        50, ge=1, le=1000,
+        description="Top hits per search considered for seeds (1 to 1000: k's own ceiling)",
+    )
     seed_rule: Literal["relevance", "relevance-and-recency"] = Field(
         "relevance",
         description="Which hits of a search become seeds: the most relevant (ties to the "
@@ -73,18 +76,24 @@ class SearchSettings(BaseModel):
         "(summed over searches), uniform = the same for every seed (the paper's)",
     )
     sub_query_weight: float = Field(
-        0.1, ge=0, le=1,
+        0.1, ge=0, le=1, allow_inf_nan=False,
         description="Restart weight of a sub-query's seeds relative to the query's own search",
     )
     hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
     theta: float = Field(
-        0.4, ge=0, le=1,
+        0.4, ge=0, le=1, allow_inf_nan=False,
         description="Entailment threshold for a grounded claim; 0.4 is calibrated for the "
         "offline cosine scorer on hep-th (python -m crase.bench.calibrate_theta)",
     )
-    tau: float = Field(0.0, ge=0, le=1, description="Edges with Delta <= tau are pruned")
-    beta: float = Field(0.5, ge=0, description="Recency exponent: w = Delta * age^-beta")
-    alpha: float = Field(0.15, gt=0, lt=1, description="Teleport probability of the walk")
+    tau: float = Field(0.0, ge=0, le=1, allow_inf_nan=False,
+                       description="Edges with Delta <= tau are pruned")
+    beta: float = Field(
+        0.5, ge=0, le=10, allow_inf_nan=False,
+        description="Recency exponent: w = Delta * age^-beta; 0 to 10 (at 10 a paper ten "
+        "years old already weighs 1e-10 of this year's)",
+    )
+    alpha: float = Field(0.15, gt=0, lt=1, allow_inf_nan=False,
+                         description="Teleport probability of the walk")
     k: int = Field(50, ge=1, le=1000, description="Papers returned")
     ranker: Literal["ppr", "salsa"] = Field("ppr", description="Graph ranker")
     orientation: Literal["references", "citing", "both"] = Field(
@@ -103,8 +112,15 @@ class SearchSettings(BaseModel):
         description="When the walk ranks fewer than k papers (a thin citation graph), fill "
         "the rest with the query's full-text hits, marked text_match; none = the walk only",
     )
-    max_iterations: int = Field(100, ge=1, description="PageRank iterations at most")
-    tolerance: float = Field(1e-9, gt=0, description="PageRank convergence tolerance")
+    # Bounded: GDS allocates per iteration, and 10^9 iterations ran it out of memory.
+    max_iterations: int = Field(
+        100, ge=1, le=1000,
+        description="PageRank iterations at most (1 to 1000)",
+    )
+    tolerance: float = Field(
+        1e-9, gt=0, le=0.1, allow_inf_nan=False,
+        description="PageRank convergence tolerance (above 0, at most 0.1)",
+    )
 
     @model_validator(mode="after")
     def _some_search(self) -> "SearchSettings":
@@ -119,6 +135,11 @@ class ModelEndpoint(BaseModel):
     api_key: str | None = Field(None, description="Bearer token, if the endpoint needs one")
     max_concurrency: int = Field(8, ge=1, description="Requests in flight to this endpoint")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout")
+    call_deadline_s: float = Field(
+        300.0, gt=0, le=86_400, allow_inf_nan=False,
+        description="Longest one call may take from its first request, with its retries, "
+        "their waits and the repair request; then it fails as a timeout (at most a day)"
+    )
     max_retries: int = Field(4, ge=0, description="Retries on 429, 5xx and timeouts")
     backoff_base_s: float = Field(
         1.0, ge=0, description="First retry wait; doubles per retry, with jitter"
@@ -188,18 +209,23 @@ class ProviderSettings(BaseModel):
 
 class IngestSettings(BaseModel):
     batch_size: int = Field(
-        10_000, ge=1, description="Rows per UNWIND transaction of the incremental load"
+        10_000, ge=1, le=1_000_000,
+        description="Rows per UNWIND transaction of the incremental load (1 to 1,000,000)"
     )
     batch_bytes: int = Field(
-        16_000_000, ge=1_000, description="Largest parameter payload of one paper batch (bytes)"
+        16_000_000, ge=1_000, le=1_000_000_000,
+        description="Largest parameter payload of one paper batch (bytes, 1 kB to 1 GB)"
     )
     max_line_bytes: int = Field(
-        1_000_000, ge=1_000, description="An input line longer than this is rejected unread"
+        1_000_000, ge=1_000, le=1_000_000_000,
+        description="An input line longer than this is rejected unread (1 kB to 1 GB)"
     )
     max_field_chars: int = Field(
-        100_000, ge=100, description="A text field longer than this rejects its row"
+        100_000, ge=100, le=100_000_000,
+        description="A text field longer than this rejects its row (100 to 100,000,000)"
     )
-    min_year: int = Field(1600, description="Earliest plausible publication year")
+    min_year: int = Field(1600, ge=0, le=2200,
+                          description="Earliest plausible publication year (0 to 2200)")
     import_memory: str = Field(
         "2g", description="Off-heap memory `neo4j-admin database import` may use"
     )
@@ -223,16 +249,24 @@ class IdeaSettings(BaseModel):
         120, ge=1, le=2000, description="Candidates selected for abstract assessment"
     )
     protect_corroborated: int = Field(
-        10, ge=0, description="Selection slots reserved for candidates found by two routes"
+        10, ge=0, le=2000,
+        description="Selection slots reserved for candidates found by two routes (at most "
+        "the largest selection_budget)"
     )
     protect_strong_rank: int = Field(
-        15, ge=0, description="Selection slots reserved for top-ranked full-text hits"
+        15, ge=0, le=2000,
+        description="Selection slots reserved for top-ranked full-text hits (at most the "
+        "largest selection_budget)"
     )
     strong_rank_cutoff: int = Field(
-        3, ge=1, description="A full-text hit at this rank or better counts as strong"
+        3, ge=1, le=500,
+        description="A full-text hit at this rank or better counts as strong (at most the "
+        "largest hits_per_query)"
     )
     protect_missing_abstract: int = Field(
-        5, ge=0, description="Selection slots reserved for candidates without an abstract"
+        5, ge=0, le=2000,
+        description="Selection slots reserved for candidates without an abstract (at most "
+        "the largest selection_budget)"
     )
     neighbour_seeds: int = Field(5, ge=0, le=5, description="Seeds of the citation gate")
     neighbour_batch: int = Field(20, ge=1, le=20, description="Neighbours graded per call")
@@ -243,7 +277,8 @@ class IdeaSettings(BaseModel):
         50, ge=0, le=50, description="New candidates the citation gate may admit in all"
     )
     neighbour_read_limit: int = Field(
-        100, ge=1, description="Neighbours read per seed and direction (newest first)"
+        100, ge=1, le=10_000,
+        description="Neighbours read per seed and direction (newest first), 1 to 10,000"
     )
     provider_hits_per_query: int = Field(
         20, ge=1, le=100, description="Semantic Scholar search hits kept per query"
@@ -257,51 +292,73 @@ class IdeaSettings(BaseModel):
     )
     windows_per_paper: int = Field(6, ge=1, le=6, description="PDF windows sent per paper")
     term_frequency_cap: int = Field(
-        3, ge=1, description="Occurrences of one term that count when scoring a window"
+        3, ge=1, le=100,
+        description="Occurrences of one term that count when scoring a window, 1 to 100"
     )
     use_providers: bool = Field(
         True, description="Probe the external providers and use those that answer"
     )
     provider_probe_timeout_s: float = Field(
-        3.0, gt=0, description="How long an availability probe of a provider may take"
+        3.0, gt=0, le=60, allow_inf_nan=False,
+        description="How long an availability probe of a provider may take (at most 60 s)"
     )
     embedding_cache: bool = Field(
         True, description="Keep the offline backends' sentence vectors under var_dir"
     )
     arxiv_pdf_url: str = Field("https://arxiv.org/pdf", description="Where arXiv serves PDFs")
-    pdf_timeout_s: float = Field(30.0, gt=0, description="Timeout of one PDF download")
+    pdf_timeout_s: float = Field(30.0, gt=0, le=600, allow_inf_nan=False,
+                                 description="Timeout of one PDF download (at most 600 s)")
     pdf_max_bytes: int = Field(
-        50_000_000, ge=1000, description="A downloaded PDF larger than this is refused"
+        50_000_000, ge=1000, le=1_000_000_000,
+        description="A downloaded PDF larger than this is refused (1 kB to 1 GB)"
     )
 
 
 class ApiSettings(BaseModel):
     host: str = Field("127.0.0.1", description="Address the HTTP API binds to")
-    port: int = Field(8000, description="HTTP API port")
+    port: int = Field(8000, ge=1, le=65535, description="HTTP API port")
     api_keys: list[str] = Field(default_factory=list, description="Accepted X-API-Key values")
-    max_body_bytes: int = Field(10_000_000, description="Largest accepted request body")
-    analyst_timeout_s: float = Field(10.0, description="Analyst Cypher timeout")
-    analyst_row_limit: int = Field(1000, description="Analyst Cypher row limit")
+    max_body_bytes: int = Field(10_000_000, ge=1_000, le=1_000_000_000,
+                                description="Largest accepted request body (1 kB to 1 GB)")
+    analyst_timeout_s: float = Field(10.0, gt=0, le=3600, allow_inf_nan=False,
+                                     description="Analyst Cypher timeout (at most an hour)")
+    analyst_row_limit: int = Field(1000, ge=1, le=100_000,
+                                   description="Analyst Cypher row limit (1 to 100,000)")
+    analyst_max_in_flight: int = Field(
+        2, ge=1, le=64, description="Analyst queries in the database at once; more are "
+        "answered 503 with Retry-After (keep it below the database's cores)")
+    analyst_grace_s: float = Field(
+        5.0, gt=0, le=600, allow_inf_nan=False, description="How long past "
+        "analyst_timeout_s the HTTP API waits for the database before it answers 504")
     search_workers: int = Field(
         2, ge=1, le=32, description="Searches run at once by the HTTP API; more wait in a queue"
     )
     runs_in_memory: int = Field(
-        1000, ge=10, description="Finished runs whose live progress the API keeps; the graph "
-        "keeps every run"
+        1000, ge=10, le=1_000_000, description="Finished runs whose live progress the API "
+        "keeps (10 to 1,000,000); the graph keeps every run"
     )
     health_timeout_s: float = Field(
-        2.0, gt=0, description="Timeout of each model endpoint probe of GET /health"
+        2.0, gt=0, le=60, allow_inf_nan=False,
+        description="Timeout of each model endpoint probe of GET /health (at most 60 s)"
     )
     ingest_max_rows: int = Field(
-        50_000, ge=1, description="Papers plus citations accepted in one POST /papers/batch"
+        50_000, ge=1, le=10_000_000,
+        description="Papers plus citations accepted in one POST /papers/batch (at most 10^7)"
     )
     key_file: Path | None = Field(
         None, description="Where `crase serve` keeps the generated key when no api_keys are "
         "set (loopback only); default var_dir/api-key"
     )
     database_retry_s: float = Field(
-        5.0, gt=0, description="How long a request retries an unreachable or busy database "
-        "before it answers 503"
+        5.0, gt=0, le=600, allow_inf_nan=False,
+        description="How long a request retries an unreachable or busy database before it "
+        "answers 503 (at most 600 s)"
+    )
+    run_deadline_s: float = Field(
+        3600.0, gt=0, le=604_800, allow_inf_nan=False,
+        description="A search or idea run of the HTTP API still going this long after it "
+        "started (time queued does not count) is stopped, its model calls too, and closed "
+        "'failed' (at most a week)"
     )
 
 

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from crase.ingest.corpus import CorpusFiles, read_citations, read_papers
+from crase.errors import CorpusError
+from crase.ingest.corpus import EDGE_HEADER, CorpusFiles, read_citations, read_papers
 from crase.ingest.records import EdgeRow, Limits, Paper, Reject
 from crase.ingest.registry import CitationRegistry, PaperRegistry, Resolver
 from crase.ingest.rejects import RejectLog
@@ -117,12 +118,26 @@ class ValidatedCorpus:
 
     def checked(self, rows: list[EdgeRow], file: str, line: int, offset: int,
                 replay: bool) -> Batch[EdgeRow]:
+        if rows and rows[0].line == 1 and not replay:
+            self.refuse_unknown_header(rows[0], file)
         accepted, refused = self.citations.admit(rows, file)
         for reject in refused:
             self.reject(reject, replay)
         if not replay:
             self.count(file).accepted += len(accepted)
         return self.cut(accepted, file, line, offset, replay)
+
+    def refuse_unknown_header(self, first: EdgeRow, file: str) -> None:
+        """A first line that links no known paper is a header with the wrong column names
+        (`source,target`): one clear error, not a load whose line 1 is an unknown paper."""
+        self.citations.resolve_unknown([first])
+        if self.citations.is_known(first.citing) or self.citations.is_known(first.cited):
+            return
+        shown = f"{first.citing[:40]},{first.cited[:40]}"
+        raise CorpusError(
+            f"{file} line 1 is {shown!r}: not the header {','.join(EDGE_HEADER)!r}, and "
+            f"neither id is a known paper; make the first line {','.join(EDGE_HEADER)} "
+            "and load again")
 
     def cut(self, rows: list[RowT], file: str, line: int, offset: int,
             replay: bool) -> Batch[RowT]:

@@ -13,6 +13,7 @@ check single rows only; `crase.ingest.registry` checks rows against each other.
 
 import email.utils
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, BinaryIO, Literal, NamedTuple
 from crase.errors import CorpusError
 from crase.ingest.records import (
     DEFAULT_LIMITS,
+    MAX_ID_CHARS,
     EdgeRow,
     Limits,
     Paper,
@@ -36,6 +38,7 @@ CITATIONS_FILE = "citations.csv"
 EDGE_HEADER = ("citing_id", "cited_id")
 SHOWN_CHARS = 200  # how much of a bad line the rejects file keeps
 READ_BUFFER = 1 << 20
+TOO_DEEP_REASON = "JSON nested deeper than the parser allows (about 1,000 levels)"
 
 
 @dataclass(frozen=True)
@@ -54,15 +57,32 @@ def locate_corpus(path: Path, corpus_format: CorpusFormat = "normalized",
     """The files of a corpus: a normalized folder (or its papers.jsonl), or an arXiv file."""
     if corpus_format == "normalized":
         papers = path / PAPERS_FILE if path.is_dir() else path
-        if citations is None and (papers.parent / CITATIONS_FILE).exists():
-            citations = papers.parent / CITATIONS_FILE
+        beside = papers.parent / CITATIONS_FILE
+        # is_symlink too: exists() is False for a link that loops or points nowhere, and
+        # such a citations.csv must be an error, not a corpus without citations.
+        if citations is None and (beside.exists() or beside.is_symlink()):
+            citations = beside
     else:
         papers = path
-    if not papers.is_file():
-        raise CorpusError(f"no papers file at {papers}")
-    if citations is not None and not citations.is_file():
-        raise CorpusError(f"no citations file at {citations}")
+    check_input_file(papers, "papers")
+    if citations is not None:
+        check_input_file(citations, "citations")
     return CorpusFiles(papers=papers, citations=citations, format=corpus_format)
+
+
+def check_input_file(path: Path, role: str) -> None:
+    """Raise a CorpusError that names the file unless `path` is a file that can be read."""
+    try:
+        path.stat()
+    except OSError as err:
+        if path.is_symlink():
+            raise CorpusError(
+                f"the {role} file {path} is a symbolic link that cannot be followed "
+                f"({err.strerror}); point it at a real file or remove it") from err
+        raise CorpusError(f"no {role} file at {path}") from err
+    if not path.is_file():
+        raise CorpusError(f"the {role} file {path} is not a regular file; give the path of "
+                          "a file")
 
 
 class Line(NamedTuple):
@@ -147,10 +167,9 @@ def parse_paper_line(line: Line, file: str, mapper: RecordMapper | None,
         return text
     if not text.strip():
         return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        return Reject(file, line.number, RejectKind.MALFORMED_JSON, str(err), text[:SHOWN_CHARS])
+    data = parse_json(text, file, line.number)
+    if isinstance(data, Reject):
+        return data
     if mapper is not None and isinstance(data, dict):
         data = mapper(data)
     result = validate_paper(data, limits, line_chars=len(text))
@@ -158,6 +177,25 @@ def parse_paper_line(line: Line, file: str, mapper: RecordMapper | None,
         return result
     kind, reason = result
     return Reject(file, line.number, kind, reason, text[:SHOWN_CHARS])
+
+
+def parse_json(text: str, file: str, number: int) -> Any:
+    """The JSON value of a line, or the Reject that says why it has none."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        return Reject(file, number, RejectKind.MALFORMED_JSON, str(err), text[:SHOWN_CHARS])
+    except RecursionError:
+        # The parser recurses per level; a deeper line is refused, the next one read.
+        return Reject(file, number, RejectKind.TOO_DEEP, TOO_DEEP_REASON, text[:SHOWN_CHARS])
+    except ValueError:  # the only other failure: an integer past the int-to-str digit limit
+        return Reject(file, number, RejectKind.HUGE_NUMBER, huge_number_reason(),
+                      text[:SHOWN_CHARS])
+
+
+def huge_number_reason() -> str:
+    return (f"a number has more than {sys.get_int_max_str_digits():,} digits, more than "
+            "Python reads as an integer")
 
 
 def open_corpus_file(path: Path) -> BinaryIO:
@@ -253,7 +291,7 @@ def read_citations(path: Path, max_line_bytes: int = 1_000_000,
                 continue
             fields = text.split(",")
             if len(fields) == 2 and not swap and '"' not in text and " " not in text \
-                    and "\t" not in text and number > 1:
+                    and "\t" not in text and number > 1 and len(text) <= MAX_ID_CHARS:
                 citing, cited = fields
                 if citing and cited and citing != cited:
                     yield number, end, EdgeRow(number, citing, cited)

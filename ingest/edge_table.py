@@ -2,8 +2,8 @@
 
 A plain two-column CSV with a header (the normal case, tens of millions of lines) is read
 by Arrow's multi-threaded CSV reader in blocks, and every check of the line reader is
-done on whole columns: empty id, self-citation, unknown paper, duplicate (first one
-kept). The result, accepted edges and rejects with line numbers, is the same as
+done on whole columns: empty id, too long an id, self-citation, unknown paper, duplicate
+(first one kept). The result, accepted edges and rejects with line numbers, is the same as
 `ValidatedCorpus.edge_batches` gives; the tests compare the two.
 
 Anything unusual (no header, blank or comment lines, a wrong field count, bad UTF-8,
@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 
-from crase.ingest.corpus import EDGE_HEADER, is_header, split_edge_line
-from crase.ingest.records import Reject, RejectKind
+from crase.ingest.corpus import EDGE_HEADER, SHOWN_CHARS, is_header, split_edge_line
+from crase.ingest.records import MAX_ID_CHARS, Reject, RejectKind, long_id_reason
 from crase.ingest.registry import INDEX_BITS, EdgeSet, PaperRegistry
 
 BLOCK_BYTES = 1 << 24
@@ -109,11 +109,14 @@ def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, edges: EdgeSet
     """The keep-mask of one block; its rejects are added to `result`."""
     empty = (pc.equal(pc.utf8_length(citing), 0).to_numpy(zero_copy_only=False)
              | pc.equal(pc.utf8_length(cited), 0).to_numpy(zero_copy_only=False))
-    same = pc.equal(citing, cited).to_numpy(zero_copy_only=False) & ~empty
+    too_long = (pc.greater(pc.utf8_length(citing), MAX_ID_CHARS).to_numpy(zero_copy_only=False)
+                | pc.greater(pc.utf8_length(cited), MAX_ID_CHARS).to_numpy(zero_copy_only=False)
+                ) & ~empty
+    same = pc.equal(citing, cited).to_numpy(zero_copy_only=False) & ~empty & ~too_long
     citing_index = pc.index_in(citing, value_set=ids).fill_null(-1).to_numpy()
     cited_index = pc.index_in(cited, value_set=ids).fill_null(-1).to_numpy()
-    unknown = ((citing_index < 0) | (cited_index < 0)) & ~empty & ~same
-    valid = ~(empty | same | unknown)
+    unknown = ((citing_index < 0) | (cited_index < 0)) & ~empty & ~too_long & ~same
+    valid = ~(empty | too_long | same | unknown)
     positions = np.nonzero(valid)[0]
     keys = (citing_index[positions].astype(np.int64) << INDEX_BITS) \
         | cited_index[positions].astype(np.int64)
@@ -121,7 +124,8 @@ def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, edges: EdgeSet
     duplicate[positions] = edges.add(keys)
     # Line numbers: the header is line 1, so row r of the file body is line r + 2.
     lines = np.arange(first_row + 2, first_row + 2 + len(valid))
-    for mask, kind in ((empty, RejectKind.MALFORMED_EDGE), (same, RejectKind.SELF_CITATION),
+    for mask, kind in ((empty, RejectKind.MALFORMED_EDGE), (too_long, RejectKind.ID_TOO_LONG),
+                       (same, RejectKind.SELF_CITATION),
                        (unknown, RejectKind.UNKNOWN_PAPER),
                        (duplicate, RejectKind.DUPLICATE_EDGE)):
         for row in np.nonzero(mask)[0].tolist():
@@ -136,6 +140,9 @@ def edge_reject(file: str, line: int, kind: RejectKind, citing: str, cited: str,
     text = f"{citing},{cited}"
     if kind == RejectKind.MALFORMED_EDGE:
         return Reject(file, line, kind, "an id is empty", text)
+    if kind == RejectKind.ID_TOO_LONG:
+        return Reject(file, line, kind, long_id_reason(citing, cited) or "",
+                      text[:SHOWN_CHARS])
     if kind == RejectKind.SELF_CITATION:
         return Reject(file, line, kind, f"paper {citing} cites itself", text)
     if kind == RejectKind.UNKNOWN_PAPER:

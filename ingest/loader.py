@@ -5,11 +5,14 @@ resumable (a checkpoint after every committed batch, see `crase.ingest.checkpoin
 Loading unchanged input into the same database a second time is skipped outright.
 """
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from types import FrameType, TracebackType
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from crase.graph import Graph
 from crase.ingest.batches import Batch, FileCounts, ValidatedCorpus
@@ -22,6 +25,19 @@ from crase.settings import Settings
 
 LOOKUP_CHUNK = 10_000  # ids per query when looking up edge ends missing from the input
 RowT = TypeVar("RowT", Paper, EdgeRow)
+
+
+class ResumePoint(NamedTuple):
+    """Where a resumed load picked up: its phase and the last line done in that file."""
+
+    phase: Literal["papers", "citations"]
+    file: str
+    line: int
+
+    def describe(self) -> str:
+        if self.line == 0:
+            return f"resumed at the start of the {self.phase} phase ({self.file})"
+        return f"resumed in the {self.phase} phase after line {self.line:,} of {self.file}"
 
 
 @dataclass
@@ -41,6 +57,7 @@ class LoadReport:
     graph_before: dict[str, int] = field(default_factory=dict)
     graph_after: dict[str, int] = field(default_factory=dict)
     resumed_from: dict[str, int] = field(default_factory=dict)
+    resume_point: ResumePoint | None = None
 
     @property
     def papers_per_s(self) -> float:
@@ -99,6 +116,7 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
                             counts=previous.rejects)
         report.status = "resumed"
         report.resumed_from = {name: p.line for name, p in previous.files.items()}
+        report.resume_point = resume_point(previous, files)
     else:
         checkpoint = Checkpoint(fingerprint=fingerprint, target=target)
         rejects = RejectLog(rejects_path)
@@ -108,9 +126,10 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
             resolve=lambda ids: find_existing_ids(graph, ids),
             done_lines={name: p.line for name, p in checkpoint.files.items()})
         restore_counts(corpus, checkpoint)
-        write_corpus(graph, corpus, Progress(checkpoint, checkpoint_path,
-                                             show_progress and settings.ingest.progress),
-                     report)
+        with InterruptGuard() as interrupts:
+            write_corpus(graph, corpus, Progress(checkpoint, checkpoint_path,
+                                                 show_progress and settings.ingest.progress,
+                                                 interrupts), report)
     finally:
         rejects.close()
     checkpoint.completed = True
@@ -121,13 +140,64 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
     return report
 
 
+def resume_point(previous: Checkpoint, files: CorpusFiles) -> ResumePoint:
+    """The phase a resumed load goes on with: citations once the papers are done (or once
+    some citation is), else papers; the line is the last one done in that phase's file."""
+    papers = previous.files.get(files.papers.name)
+    if files.citations is not None:
+        citations = previous.files.get(files.citations.name)
+        if (papers is not None and papers.done) or (citations is not None and citations.line):
+            return ResumePoint("citations", files.citations.name,
+                               citations.line if citations else 0)
+    return ResumePoint("papers", files.papers.name, papers.line if papers else 0)
+
+
+class InterruptGuard:
+    """Ctrl-C during a load: the first one stops the load after the batch in flight, with
+    its checkpoint saved; a second one stops it at once.
+
+    The default handler raises KeyboardInterrupt wherever the main thread is, and inside
+    a destructor (the driver's `Workspace.__del__`) Python prints "Exception ignored" and
+    carries on: the load went on. A flag, checked between batches, cannot be swallowed.
+    Signals reach the main thread only, so elsewhere (an API worker) this does nothing."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.previous: Any = None
+        self.installed = False
+
+    def __enter__(self) -> "InterruptGuard":
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self.handle)
+            self.installed = True
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self.installed:
+            signal.signal(signal.SIGINT, self.previous if self.previous is not None
+                          else signal.default_int_handler)
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        self.requests += 1
+        if self.requests > 1:
+            raise KeyboardInterrupt  # if a destructor swallows it, check() still stops
+
+    def check(self) -> None:
+        """Stop here (between batches, checkpoint saved) if Ctrl-C was pressed."""
+        if self.requests:
+            raise KeyboardInterrupt
+
+
 @dataclass
 class Progress:
-    """Where the load records its progress: the checkpoint file and the bars."""
+    """Where the load records its progress (the checkpoint file, the bars), and whether
+    it was asked to stop."""
 
     checkpoint: Checkpoint
     path: Path
     show: bool
+    interrupts: InterruptGuard = field(default_factory=InterruptGuard)
 
     def bar(self, file: Path, label: str) -> ProgressBar:
         done = self.checkpoint.files.get(file.name)
@@ -193,15 +263,17 @@ def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
     written = 0
     bar = progress.bar(file, label)
     for batch in batches:
-        if batch.replay:
-            continue
-        if batch.rows:
-            graph.write(query, rows=to_rows(batch.rows))
-            written += len(batch.rows)
-        record_batch(progress.checkpoint, batch, corpus)
-        progress.checkpoint.save(progress.path)
-        bar.update(batch.end_offset, written)
+        if not batch.replay:
+            if batch.rows:
+                graph.write(query, rows=to_rows(batch.rows))
+                written += len(batch.rows)
+            record_batch(progress.checkpoint, batch, corpus)
+            progress.checkpoint.save(progress.path)
+            bar.update(batch.end_offset, written)
+        progress.interrupts.check()
     progress.checkpoint.progress(file.name).done = True
+    # Saved now, so a load stopped before its first citation batch resumes in citations.
+    progress.checkpoint.save(progress.path)
     bar.close()
     return written
 

@@ -32,11 +32,14 @@ class RejectKind(StrEnum):
     BAD_ENCODING = "bad_encoding"
     HUGE_ROW = "huge_row"
     MALFORMED_JSON = "malformed_json"
+    TOO_DEEP = "too_deep"
+    HUGE_NUMBER = "huge_number"
     NOT_AN_OBJECT = "not_an_object"
     MISSING_ID = "missing_id"
     MISSING_TITLE = "missing_title"
     BAD_YEAR = "bad_year"
     HUGE_FIELD = "huge_field"
+    ID_TOO_LONG = "id_too_long"
     INVALID_FIELD = "invalid_field"
     DUPLICATE_PAPER = "duplicate_paper"
     CONFLICTING_PAPER = "conflicting_paper"
@@ -73,6 +76,12 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+# Identifiers are keys of Neo4j range indexes (paper_id_unique, paper_doi, paper_arxiv_id,
+# paper_s2_id), which refuse a key over about 8 KB of UTF-8 and fail the whole write with it.
+# 1,000 characters is at most 4,000 bytes in any script, and far above any real identifier.
+MAX_ID_CHARS = 1_000
+ID_FIELDS = ("id", "arxiv_id", "doi", "s2_id")
+MAX_YEAR_DIGITS = 6  # a longer digit string is no year; int() of 4,300+ digits even raises
 TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "intro", "date",
                "journal_ref")
 LIST_FIELDS = ("authors", "categories")
@@ -102,6 +111,12 @@ class Paper(BaseModel):
     def accept_integer_id(cls, value: Any) -> Any:
         # Some corpora write numeric ids as JSON numbers; the graph keys on strings.
         if isinstance(value, int) and not isinstance(value, bool):
+            # Over 4,000 bits is over 1,200 digits: too long for an id, and str() of one
+            # past 4,300 digits raises. Shorter ones are measured by check_id_lengths.
+            if value.bit_length() > MAX_ID_CHARS * 4:
+                raise PydanticCustomError(
+                    "id_too_long", "id is a number of more than {limit} digits",
+                    {"limit": MAX_ID_CHARS})
             return str(value)
         return value
 
@@ -117,14 +132,16 @@ class Paper(BaseModel):
             return None
         limits: Limits = (info.context or {}).get("limits", DEFAULT_LIMITS)
         if isinstance(value, str) and value.strip().isdigit():
-            value = int(value.strip())
+            digits = value.strip()
+            if len(digits) > MAX_YEAR_DIGITS:  # no year; int() of 4,300+ digits even raises
+                raise outside_years(digits, limits)
+            value = int(digits)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise PydanticCustomError("bad_year", "year {year!r} is not an integer",
-                                      {"year": value})
+            # Templates fill in `{name}` only (no `!r`), so the value goes in already quoted.
+            raise PydanticCustomError("bad_year", "year {year} is not an integer",
+                                      {"year": shown_value(value)})
         if not limits.min_year <= value <= limits.max_year:
-            raise PydanticCustomError(
-                "bad_year", "year {year} is outside {low}..{high}",
-                {"year": value, "low": limits.min_year, "high": limits.max_year})
+            raise outside_years(value, limits)
         return value
 
     @field_validator("doi")
@@ -143,8 +160,24 @@ class Paper(BaseModel):
     def check_sizes(self, info: ValidationInfo) -> "Paper":
         context = info.context or {}
         limits: Limits = context.get("limits", DEFAULT_LIMITS)
-        if context.get("line_chars", limits.max_field_chars + 1) <= limits.max_field_chars:
-            return self  # no field can be longer than the line it came on
+        # No field can be longer than the line it came on: a short line skips the checks.
+        line_chars = context.get("line_chars")
+        if line_chars is None or line_chars > MAX_ID_CHARS:
+            self.check_id_lengths()
+        if line_chars is None or line_chars > limits.max_field_chars:
+            self.check_field_sizes(limits)
+        return self
+
+    def check_id_lengths(self) -> None:
+        for name in ID_FIELDS:
+            value = getattr(self, name)
+            if value is not None and len(value) > MAX_ID_CHARS:
+                raise PydanticCustomError(
+                    "id_too_long", "{field} has {size} characters, more than the {limit} an "
+                    "indexed identifier may have", {"field": name, "size": len(value),
+                                                    "limit": MAX_ID_CHARS})
+
+    def check_field_sizes(self, limits: Limits) -> None:
         for name in TEXT_FIELDS:
             value = getattr(self, name)
             if value is not None and len(value) > limits.max_field_chars:
@@ -158,7 +191,6 @@ class Paper(BaseModel):
                 raise PydanticCustomError(
                     "huge_field", "{field} has {size} characters, more than {limit}",
                     {"field": name, "size": size, "limit": limits.max_field_chars})
-        return self
 
     def graph_properties(self) -> dict[str, Any]:
         """Properties to SET on the node: unknown (None) and empty lists are left out, so a
@@ -166,6 +198,23 @@ class Paper(BaseModel):
         # Read from __dict__: model_dump is several times slower, and this runs per row.
         return {name: value for name, value in self.__dict__.items()
                 if name != "id" and value is not None and value != []}
+
+
+def outside_years(value: int | str, limits: Limits) -> PydanticCustomError:
+    return PydanticCustomError("bad_year", "year {year} is outside {low}..{high}",
+                               {"year": shown_value(value), "low": limits.min_year,
+                                "high": limits.max_year})
+
+
+def shown_value(value: Any) -> str:
+    """A value as a reason quotes it: short, and never str() of a huge int (which raises)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        digits = int(value.bit_length() * 0.30103) + 1  # log10(2): about right, never raises
+        return f"(a number of about {digits:,} digits)"
+    if isinstance(value, str) and len(value) > 30:
+        return f"{value[:30]!r}... ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}..."
 
 
 class Citation(BaseModel):
@@ -215,6 +264,8 @@ def classify_error(err: ValidationError) -> tuple[RejectKind, str]:
         return RejectKind.HUGE_FIELD, message
     if first["type"] == "bad_year":
         return RejectKind.BAD_YEAR, message
+    if first["type"] == "id_too_long":
+        return RejectKind.ID_TOO_LONG, message
     if field == "id":
         return RejectKind.MISSING_ID, f"id: {message}"
     if field == "title":
@@ -227,8 +278,20 @@ def check_edge(citing: str, cited: str) -> tuple[RejectKind, str] | None:
     of millions of lines and this is on the hot path of the bulk import."""
     if not citing or not cited:
         return RejectKind.MALFORMED_EDGE, "an id is empty"
+    too_long = long_id_reason(citing, cited)
+    if too_long is not None:
+        return RejectKind.ID_TOO_LONG, too_long
     if citing == cited:
         return RejectKind.SELF_CITATION, f"paper {citing} cites itself"
+    return None
+
+
+def long_id_reason(citing: str, cited: str) -> str | None:
+    """Why an edge end is too long to be a paper id (see MAX_ID_CHARS), or None."""
+    for end, paper_id in (("citing", citing), ("cited", cited)):
+        if len(paper_id) > MAX_ID_CHARS:
+            return (f"the {end} id has {len(paper_id):,} characters, more than the "
+                    f"{MAX_ID_CHARS:,} a paper id may have")
     return None
 
 

@@ -140,6 +140,10 @@ class CitationRegistry:
         rejects.sort(key=lambda reject: reject.line)
         return accepted, rejects
 
+    def is_known(self, paper_id: str) -> bool:
+        """In the input or (once `resolve_unknown` has run for it) in the graph."""
+        return paper_id in self.papers.index
+
     def resolve_unknown(self, rows: list[EdgeRow]) -> None:
         if self.resolve is None:
             return

@@ -9,6 +9,13 @@ validation sends the problems back ONCE asking for a corrected reply. What still
 becomes a ModelFailure: a value, recorded in the ledger, never an invented score. Callers
 that prefer an exception call `failure.to_error()`.
 
+A call has an overall deadline (`call_deadline_s`, from its first request: its retries, their
+waits and the repair request included; time queued behind the concurrency limit before it
+is not), after which it is a ModelFailure of kind "timeout". A batch run inside a run is
+stoppable while it waits: ModelRunner asks the run's stop check (crase/run_lifecycle.py)
+every STOP_POLL_S, and a cancel or a passed run deadline drops the requests in flight and
+raises RunCancelled / RunDeadlineExceeded out of the pipeline.
+
 Every outcome carries the model, the prompt version and its Usage (crase/usage.py); the ledger
 sums them per stage and per (model, prompt) and serialises to JSON for the Run node.
 
@@ -19,7 +26,7 @@ worker threads; they use ModelRunner, which runs each batch in its own `asyncio.
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar
 
@@ -31,16 +38,20 @@ from crase.http import RetryPolicy, TryOutcome, send_with_retries
 from crase.models.reply_cache import ReplyCache
 from crase.models.reply_json import repair_request, validate_reply
 from crase.prompts.catalog import Message, Prompt
+from crase.run_lifecycle import StopCheck, current_stop_check
 from crase.settings import ModelEndpoint, ModelSettings
 from crase.usage import ModelLedger, Usage
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
+# How often a waiting batch asks whether its run must stop: a cancel ends it within this.
+STOP_POLL_S = 0.25
 
 FailureKind = Literal[
     "invalid_reply",  # replied twice, neither reply passed validation
-    "timeout",  # no reply within the timeout, also after the retries
+    "timeout",  # no reply within the timeout after the retries, or past the call deadline
     "rate_limited",  # 429 after the retries
     "server_error",  # 5xx after the retries
     "http_error",  # another 4xx: the request itself is wrong, not retried
@@ -201,8 +212,32 @@ class ChatClient:
         key: str,
     ) -> Outcome:
         meter = Usage()
+        # Never fires until the first request starts it (start_deadline): a call queued
+        # behind the endpoint's concurrency limit has not begun yet.
+        deadline = asyncio.timeout(None)
+        try:
+            async with deadline:
+                return await self._ask_within(endpoint, call, messages, max_tokens, key,
+                                              meter, deadline)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            detail = (f"no valid reply within the call deadline of "
+                      f"{endpoint.call_deadline_s:g}s (after {meter.retries} retries)")
+            return self._failure(endpoint, call, meter, "timeout", detail)
+
+    async def _ask_within(
+        self,
+        endpoint: ModelEndpoint,
+        call: ModelCall[Any],
+        messages: list[Message],
+        max_tokens: int,
+        key: str,
+        meter: Usage,
+        deadline: asyncio.Timeout,
+    ) -> Outcome:
         reply_model = call.prompt.reply_model
-        content = await self._post(endpoint, messages, max_tokens, reply_model, meter)
+        content = await self._post(endpoint, messages, max_tokens, reply_model, meter, deadline)
         if isinstance(content, _Problem):
             return self._failure(endpoint, call, meter, content.kind, content.detail)
         value, problems = validate_reply(reply_model, call.check, content)
@@ -210,7 +245,8 @@ class ChatClient:
         if value is None:
             first_problems = problems
             retry = [*messages, {"role": "assistant", "content": content}, repair_request(problems)]
-            content = await self._post(endpoint, retry, max_tokens, reply_model, meter)
+            content = await self._post(endpoint, retry, max_tokens, reply_model, meter,
+                                       deadline)
             if isinstance(content, _Problem):
                 detail = f"repair request failed ({content.detail}) after: {first_problems}"
                 return self._failure(endpoint, call, meter, content.kind, detail)
@@ -251,6 +287,7 @@ class ChatClient:
         max_tokens: int,
         reply_model: type[BaseModel],
         meter: Usage,
+        deadline: asyncio.Timeout,
     ) -> str | _Problem:
         """The reply text, after retries; or the last problem."""
         assert self._http is not None, "use ChatClient inside `async with`"
@@ -262,6 +299,7 @@ class ChatClient:
 
         async def send() -> httpx.Response:
             async with limit:
+                start_deadline(deadline, endpoint.call_deadline_s)
                 meter.requests += 1
                 started = time.monotonic()
                 try:
@@ -270,8 +308,11 @@ class ChatClient:
                 finally:
                     meter.seconds += time.monotonic() - started
 
-        sent = await send_with_retries(send, RetryPolicy.of(endpoint))
-        meter.retries += sent.retries
+        def count_retry(_outcome: TryOutcome, _wait: float) -> None:
+            # Counted as they happen, so a call the deadline ends still says how many.
+            meter.retries += 1
+
+        sent = await send_with_retries(send, RetryPolicy.of(endpoint), count_retry)
         result = read_outcome(sent.outcome, endpoint, meter)
         if sent.gave_up and isinstance(result, _Problem):
             return _Problem(result.kind, f"{result.detail} (after {sent.retries} retries)")
@@ -282,6 +323,12 @@ class ChatClient:
         if key not in self._limits:
             self._limits[key] = asyncio.Semaphore(endpoint.max_concurrency)
         return self._limits[key]
+
+
+def start_deadline(deadline: asyncio.Timeout, seconds: float) -> None:
+    """Starts a call's deadline at its first request; later requests leave it as it is."""
+    if deadline.when() is None:
+        deadline.reschedule(asyncio.get_running_loop().time() + seconds)
 
 
 def request_body(
@@ -361,11 +408,17 @@ class ModelRunner:
 
     The ledger and the cache outlive the batches; the HTTP client and the concurrency
     limits live inside one batch. Do not call it from a running event loop.
+
+    While a batch waits it asks `stop_check` (default: the stop check of the run the
+    calling thread works on, see crase/run_lifecycle.py) every STOP_POLL_S; what the check
+    raises ends the batch, its requests dropped, and goes on up to the pipeline.
     """
 
-    def __init__(self, ledger: ModelLedger | None = None, cache: ReplyCache | None = None) -> None:
+    def __init__(self, ledger: ModelLedger | None = None, cache: ReplyCache | None = None,
+                 stop_check: StopCheck | None = None) -> None:
         self.ledger = ledger if ledger is not None else ModelLedger()
         self.cache = cache
+        self.stop_check = stop_check
 
     @classmethod
     def from_settings(
@@ -377,7 +430,10 @@ class ModelRunner:
     def run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]) -> list[Outcome]:
         if not calls:
             return []
-        return asyncio.run(self._run(endpoint, calls))
+        # Read here, in the caller's thread: the run in progress is the caller's.
+        stop_check = self.stop_check or current_stop_check()
+        stop_check()
+        return asyncio.run(self._run(endpoint, calls, stop_check))
 
     def run_one(self, endpoint: ModelEndpoint, call: ModelCall[Any]) -> Outcome:
         return self.run(endpoint, [call])[0]
@@ -392,9 +448,27 @@ class ModelRunner:
         failure.record_in(self.ledger)
         return failure
 
-    async def _run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]) -> list[Outcome]:
+    async def _run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]],
+                   stop_check: StopCheck) -> list[Outcome]:
         async with ChatClient(self.ledger, self.cache) as client:
-            return await client.complete_all(endpoint, calls)
+            return await until_stopped(client.complete_all(endpoint, calls), stop_check)
+
+
+async def until_stopped(work: Awaitable[T], stop_check: StopCheck,
+                        poll_s: float = STOP_POLL_S) -> T:
+    """Awaits `work`, calling `stop_check` every `poll_s` while it waits. When the check
+    raises, the work is cancelled (requests in flight are dropped) and the error goes up."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=poll_s)
+            if done:
+                return task.result()
+            stop_check()
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
 
 
 def endpoint_for(models: ModelSettings, role: str) -> ModelEndpoint:

@@ -21,8 +21,20 @@ from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.ingest.paper_vectors import paper_text
 
-# Lucene's query syntax characters; a query is searched as plain words.
-LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+# Every character Lucene's query parser reads as syntax (the set its QueryParser.escape
+# escapes; & and | one by one, so no && or || survives); a query is searched as plain words.
+LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+# The parser's operator words; only upper case is an operator, so lower case is a word.
+OPERATORS = frozenset({"AND", "OR", "NOT"})
+# Scripts the analyzer splits into one term per character.
+IDEOGRAPHS = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+# What a query term is, counted generously: a run of letters and digits, an ideograph, or
+# any other non-ASCII sign (emoji are terms of their own); punctuation is no term.
+TERM = re.compile(rf"[{IDEOGRAPHS}]|[^\W_{IDEOGRAPHS}]+|[^\s\w\x00-\x7f]")
+WORD = re.compile(r"[^\W_]")  # a letter or digit: something the analyzer keeps
+# Lucene refuses a query of more than 1024 clauses, and each term is one clause per
+# indexed field (title, abstract): 256 distinct terms stay well inside the limit.
+MAX_QUERY_TERMS = 256
 RRF_K = 60
 BM25_WEIGHT = 0.5
 VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
@@ -43,20 +55,55 @@ class Hit:
     score: float
 
 
+def has_searchable_word(text: str) -> bool:
+    """Whether the text holds a letter or digit: without one, the analyzer leaves no term
+    and a full-text search can find nothing."""
+    return WORD.search(text) is not None
+
+
 def escape_lucene(text: str) -> str:
-    return LUCENE_SPECIAL.sub(r"\\\1", text).strip()
+    """Any text as a Lucene query of plain words, the one way user text reaches the index:
+    the operator words in lower case (the analyzer lower-cases anyway), every syntax
+    character escaped, white space collapsed, and the text cut where it would pass
+    MAX_QUERY_TERMS distinct terms (Lucene would refuse the query). Text without a word
+    gives a query that matches nothing; text without anything gives ""."""
+    words: list[str] = []
+    terms: set[str] = set()
+    for word in text.split():
+        kept = take_terms(word, terms)
+        if kept:
+            words.append(escape_word(kept))
+    return " ".join(words)
+
+
+def take_terms(word: str, terms: set[str]) -> str:
+    """The word, or its beginning up to its first new term past MAX_QUERY_TERMS; adds the
+    new terms it keeps to `terms` (a repeated term costs nothing: Lucene merges repeats)."""
+    for match in TERM.finditer(word):
+        term = match.group().lower()
+        if term in terms:
+            continue
+        if len(terms) >= MAX_QUERY_TERMS:
+            return word[:match.start()]
+        terms.add(term)
+    return word
+
+
+def escape_word(word: str) -> str:
+    plain = word.lower() if word.upper() in OPERATORS else word
+    return LUCENE_SPECIAL.sub(r"\\\1", plain)
 
 
 def lucene_text(text: str) -> str:
-    """Text as plain Lucene terms: lower case (so AND/OR/NOT are words, not operators; the
-    analyzer lower-cases anyway) with the syntax characters escaped."""
+    """escape_lucene of the text in lower case (the same search; for callers that show or
+    compare the query)."""
     return escape_lucene(text.lower())
 
 
 def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> list[Hit]:
-    """BM25 hits, best first."""
-    escaped = lucene_text(text)
-    if not escaped:
+    """BM25 hits, best first; none for text without a word."""
+    escaped = escape_lucene(text)
+    if not escaped or not has_searchable_word(text):
         return []
     rows = graph.read("search_papers_fulltext", query=escaped, limit=limit, excluded=excluded)
     return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
@@ -91,7 +138,10 @@ def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = No
 def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
                excluded: list[str]) -> list[Hit]:
     """The query's own ranking: BM25 and vector hits fused (BM25 alone without an encoder
-    or without stored embeddings); each hit's score is its fused score."""
+    or without stored embeddings); each hit's score is its fused score. Text without a word
+    has no hits: the nearest vectors of punctuation are noise, not seeds."""
+    if not has_searchable_word(query):
+        return []
     lexical = search_hits(graph, query, limit, excluded)
     dense = vector_hits(graph, encoder, query, limit, excluded) if encoder else []
     if not dense:

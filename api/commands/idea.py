@@ -6,13 +6,25 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from crase.api.commands.search import flag_name, flag_number
+from crase.errors import InvalidRequest
 from crase.graph import Graph
+from crase.idea.request import IdeaRequest
 from crase.run_lifecycle import Callbacks
+from crase.search.request import describe_invalid
+from crase.search.text_ranking import has_searchable_word
 from crase.settings import Settings
 
 if TYPE_CHECKING:
     from crase.idea.pipeline import IdeaResult
-    from crase.idea.request import IdeaRequest
+
+# How the command line names each field of an idea request, for its error messages.
+FLAGS = {"idea": "the idea", "year_min": "--year-min", "year_max": "--year-max",
+         "mode": "--mode", "exclude": "--exclude", "pdf_dir": "--pdf-dir"}
+NO_WORDS = ("the idea has no word to search for (only spaces, punctuation or search syntax); "
+            "describe the research idea in words")
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -30,8 +42,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                            "full_report adds a report from the saved evidence")
     idea.add_argument("--pdf-dir", dest="pdf_dir", type=Path,
                       help="folder of PDFs named <paper id>.pdf or <arXiv id>.pdf")
-    idea.add_argument("--year-min", dest="year_min", type=int, help="earliest eligible year")
-    idea.add_argument("--year-max", dest="year_max", type=int, help="latest eligible year")
+    idea.add_argument("--year-min", dest="year_min", type=flag_number(IdeaRequest, "year_min"),
+                      help="earliest eligible year")
+    idea.add_argument("--year-max", dest="year_max", type=flag_number(IdeaRequest, "year_max"),
+                      help="latest eligible year")
     idea.add_argument("--exclude", nargs="*", default=[], metavar="ID",
                       help="paper ids to leave out with their edges")
     idea.add_argument("--no-providers", dest="providers", action="store_false", default=None,
@@ -47,13 +61,31 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     audit.set_defaults(handler=export_audit)
 
 
-def build_request(args: argparse.Namespace, settings: Settings) -> "IdeaRequest":
-    from crase.idea.request import IdeaRequest
+def build_request(args: argparse.Namespace, settings: Settings) -> IdeaRequest:
+    """The request of the command line, checked before any run exists: a bad value, an
+    idea without a word or a folder that is not there ends here as InvalidRequest."""
+    if not has_searchable_word(args.idea):
+        raise InvalidRequest(NO_WORDS)
+    check_paths(args)
+    try:
+        return IdeaRequest(
+            idea=args.idea, mode=args.mode, year_min=args.year_min, year_max=args.year_max,
+            exclude=args.exclude, pdf_dir=str(args.pdf_dir) if args.pdf_dir else None,
+            providers=args.providers, params=settings.idea)
+    except ValidationError as err:
+        raise InvalidRequest(describe_invalid(err, IdeaRequest, flag_name(FLAGS),
+                                              "see `crase idea --help`")) from err
 
-    return IdeaRequest(
-        idea=args.idea, mode=args.mode, year_min=args.year_min, year_max=args.year_max,
-        exclude=args.exclude, pdf_dir=str(args.pdf_dir) if args.pdf_dir else None,
-        providers=args.providers, params=settings.idea)
+
+def check_paths(args: argparse.Namespace) -> None:
+    # Both would fail late: a missing PDF folder quietly reads no PDF, and an audit file
+    # in a missing folder fails only after the whole run.
+    if args.pdf_dir is not None and not args.pdf_dir.is_dir():
+        raise InvalidRequest(f"--pdf-dir {args.pdf_dir} is not a folder; give a folder of "
+                             "PDFs named <paper id>.pdf or <arXiv id>.pdf")
+    if args.audit_out is not None and not args.audit_out.parent.is_dir():
+        raise InvalidRequest(f"--audit-out {args.audit_out}: its folder does not exist; "
+                             "create it or give a file in a folder that does")
 
 
 def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:

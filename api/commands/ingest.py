@@ -121,8 +121,7 @@ def print_load_report(report: LoadReport) -> None:
         print(f"{report.corpus}: unchanged since its last load into {report.target}; nothing "
               "to do (--restart loads it again)")
     else:
-        resumed = (f", resumed after line {max(report.resumed_from.values())}"
-                   if report.resumed_from else "")
+        resumed = f", {report.resume_point.describe()}" if report.resume_point else ""
         print(f"Loaded {report.corpus} into {report.target}{resumed}")
         print(counts_line("papers", report.papers, report.papers_per_s))
         print(counts_line("citations", report.citations, report.citations_per_s))

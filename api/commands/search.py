@@ -3,16 +3,75 @@
 import argparse
 import json
 import sys
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ValidationError
+
+from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.run_lifecycle import Callbacks, browser_query
-from crase.search.request import SearchRequest
+from crase.search.request import (
+    Loc,
+    SearchRequest,
+    allowed_range,
+    describe_invalid,
+    field_at,
+    number_kind,
+)
 from crase.search.seeds import GIVEN, QUERY_ITSELF, Seed
+from crase.search.text_ranking import has_searchable_word
 from crase.settings import SearchSettings, Settings
 
 if TYPE_CHECKING:
     from crase.search.pipeline import RankedPaper, SearchResult
+
+
+# How the command line names each field of a request, for its error messages.
+FLAGS = {"query": "the query", "k": "-k", "query_seeds": "--query-seeds",
+         "sub_queries": "--sub-queries", "seeds_per_query": "--seeds-per-query",
+         "theta": "--theta", "tau": "--tau", "beta": "--beta", "reference_year": "--year",
+         "exclude": "--exclude"}
+NO_WORDS = ("the query has no word to search for (only spaces, punctuation or search "
+            "syntax); give the research question in words, e.g. crase search \"tachyon "
+            "condensation on D-branes\"")
+
+
+def flag_number(model: type[BaseModel], field: str) -> Callable[[str], float]:
+    """An argparse type for a numeric field: parses the number, and says the field's range
+    when the text is none (the range itself is checked where the request is built)."""
+    info = field_at(model, (field,))
+    assert info is not None, field
+    kind = number_kind(info)
+    whole = kind == "a whole number"
+
+    def parse(text: str) -> float:
+        try:
+            return int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {kind}; give one {allowed_range(info)}") from None
+    return parse
+
+
+def whole_number(low: int, high: int | None) -> Callable[[str], int]:
+    """An argparse type for a whole number from low to high (None: no upper end)."""
+    span = f"from {low} to {high}" if high is not None else f"at least {low}"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number {span}")
+        return value
+    return parse
+
+
+def flag_name(flags: Mapping[str, str]) -> Callable[[Loc], str]:
+    """How an error names a request field: its flag, else its dotted place in the request."""
+    return lambda loc: flags.get(str(loc[-1]), ".".join(str(p) for p in loc)) if loc else "input"
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -23,29 +82,38 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "PageRank (or SALSA) restarting at the seeds by text relevance, and "
                     "explain; --weighting coverage grounds every edge in claims first.")
     search.add_argument("query", help="the research question, in quotes")
-    search.add_argument("-k", type=int, help="papers to return (default 50)")
+    search.add_argument("-k", type=flag_number(SearchSettings, "k"),
+                        help="papers to return (default 50)")
     search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
     search.add_argument("--hops", choices=["1", "1.5", "2"], help="radius (default 1.5)")
-    search.add_argument("--query-seeds", type=int, dest="query_seeds",
+    search.add_argument("--query-seeds", type=flag_number(SearchSettings, "query_seeds"),
+                        dest="query_seeds",
                         help="seeds from the query's own text ranking (default 10)")
-    search.add_argument("--sub-queries", type=int, dest="sub_queries",
+    search.add_argument("--sub-queries", type=flag_number(SearchSettings, "sub_queries"),
+                        dest="sub_queries",
                         help="L: keyword sub-queries in the plan, each seeding too (default 0)")
-    search.add_argument("--seeds-per-query", type=int, dest="seeds_per_query",
+    search.add_argument("--seeds-per-query",
+                        type=flag_number(SearchSettings, "seeds_per_query"),
+                        dest="seeds_per_query",
                         help="m: seeds kept per sub-query (default 5)")
     search.add_argument("--seed-weights", choices=["relevance", "uniform"],
                         dest="seed_weights",
                         help="restart mass per seed: 1/rank^2 (default) or equal")
     search.add_argument("--weighting", choices=["uniform", "coverage"],
                         help="edge weights: uniform (default) or Delta from claims (coverage)")
-    search.add_argument("--theta", type=float, help="entailment threshold of a grounded claim")
-    search.add_argument("--tau", type=float, help="prune edges with Delta <= tau (default 0)")
-    search.add_argument("--beta", type=float, help="recency exponent (default 0.5)")
+    search.add_argument("--theta", type=flag_number(SearchSettings, "theta"),
+                        help="entailment threshold of a grounded claim")
+    search.add_argument("--tau", type=flag_number(SearchSettings, "tau"),
+                        help="prune edges with Delta <= tau (default 0)")
+    search.add_argument("--beta", type=flag_number(SearchSettings, "beta"),
+                        help="recency exponent (default 0.5)")
     search.add_argument("--orientation", choices=["references", "citing", "both"],
                         help="which way the walk follows citations")
     search.add_argument("--fill", choices=["none", "text"],
                         help="fill places the walk leaves empty with full-text hits "
                              "(default text)")
-    search.add_argument("--year", type=int, dest="reference_year",
+    search.add_argument("--year", type=flag_number(SearchRequest, "reference_year"),
+                        dest="reference_year",
                         help="measure ages from this year (default: this year)")
     search.add_argument("--exclude", nargs="*", default=[], metavar="ID",
                         help="paper ids to leave out with their edges")
@@ -54,21 +122,32 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     score = subparsers.add_parser(
         "score", help="extract claims and score every unscored citation edge (resumable)")
-    score.add_argument("--batch-size", type=int, default=2000, help="edges per batch")
-    score.add_argument("--limit", type=int, default=None, help="stop after this many edges")
-    score.add_argument("--cache-size", type=int, default=400_000,
+    score.add_argument("--batch-size", type=whole_number(1, 100_000), default=2000,
+                       help="edges per batch (1 to 100000, default 2000)")
+    score.add_argument("--limit", type=whole_number(1, None), default=None,
+                       help="stop after this many edges")
+    score.add_argument("--cache-size", type=whole_number(0, 100_000_000), default=400_000,
                        help="claim embeddings kept in memory (default 400000)")
     score.set_defaults(handler=score_edges)
 
 
 def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
+    """The request of the command line, checked before any run exists: a bad value or a
+    query without a word ends here as InvalidRequest, naming the flag and its range."""
     overrides = {name: getattr(args, name) for name in (
         "k", "ranker", "hops", "query_seeds", "sub_queries", "seeds_per_query",
         "seed_weights", "weighting", "theta", "tau", "beta", "orientation", "fill")
         if getattr(args, name) is not None}
-    params = SearchSettings.model_validate({**settings.search.model_dump(), **overrides})
-    return SearchRequest(query=args.query, params=params, reference_year=args.reference_year,
-                         exclude=args.exclude)
+    # First: "*" or "" would otherwise be called too short, and "***" still has no word.
+    if not has_searchable_word(args.query):
+        raise InvalidRequest(NO_WORDS)
+    try:
+        return SearchRequest.model_validate({
+            "query": args.query, "params": {**settings.search.model_dump(), **overrides},
+            "reference_year": args.reference_year, "exclude": args.exclude})
+    except ValidationError as err:
+        raise InvalidRequest(describe_invalid(err, SearchRequest, flag_name(FLAGS),
+                                              "see `crase search --help`")) from err
 
 
 def search_papers(args: argparse.Namespace, settings: Settings) -> int:
@@ -84,13 +163,24 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     try:
         result = run_search(graph, backends, request,
                             observer=Callbacks(on_items=print_progress))
+        hint = None if result.seeds else no_seed_hint(graph)
     finally:
         graph.close()
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         print_result(result, settings)
+    if hint:
+        print(f"crase: {hint}", file=sys.stderr)
     return 0
+
+
+def no_seed_hint(graph: Graph) -> str:
+    """Why a search found no seed (so the walk had nowhere to start), and what to do."""
+    if not graph.read("count_papers_and_citations")[0]["papers"]:
+        return "no seeds: the graph holds no papers; load a corpus first (crase load DIR)"
+    return ("no seeds: no paper matched the query's words; try other words, or load a "
+            "corpus that covers them (crase load DIR)")
 
 
 def print_progress(stage: str, done: int, total: int) -> None:

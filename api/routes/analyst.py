@@ -1,4 +1,5 @@
-"""POST /analyst/cypher: read-only Cypher for analysts (see crase.api.analyst)."""
+"""POST /analyst/cypher: read-only Cypher for analysts (see crase.api.analyst for what is
+refused, the timeout, the deadline and the concurrency bound)."""
 
 from dataclasses import asdict
 from typing import Any
@@ -6,9 +7,10 @@ from typing import Any
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from crase.api.analyst import run_analyst_query
+from crase.api.analyst import MAX_QUERY_CHARS, AnalystSlots, answer_analyst_query, parameter_problem
 from crase.graph import Graph
 from crase.settings import Settings
 
@@ -16,8 +18,17 @@ from crase.settings import Settings
 class AnalystQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=20_000, description="Cypher that only reads")
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       description="Cypher that only reads")
     params: dict[str, Any] = Field(default_factory=dict, description="Its $parameters")
+
+    @field_validator("params")
+    @classmethod
+    def neo4j_can_take(cls, params: dict[str, Any]) -> dict[str, Any]:
+        problem = parameter_problem(params)
+        if problem:
+            raise PydanticCustomError("parameter", problem)
+        return params
 
 
 class AnalystAnswer(BaseModel):
@@ -33,10 +44,11 @@ class AnalystController(Controller):
     tags = ["analyst"]
 
     @post("/cypher", status_code=200, sync_to_thread=True,
-          summary="Run read-only Cypher with a timeout and a row limit; writes are refused")
+          summary="Run read-only Cypher with a timeout and a row limit; writes are refused; "
+                  "at most api.analyst_max_in_flight at once (503 with Retry-After past it)")
     def run_cypher(self, data: JSONBody[AnalystQuery], graph: NamedDependency[Graph],
-                   settings: NamedDependency[Settings]) -> AnalystAnswer:
-        result = run_analyst_query(graph, data.query, data.params,
-                                   settings.api.analyst_timeout_s,
-                                   settings.api.analyst_row_limit)
+                   settings: NamedDependency[Settings],
+                   analyst_slots: NamedDependency[AnalystSlots]) -> AnalystAnswer:
+        result = answer_analyst_query(graph, analyst_slots, settings.api, data.query,
+                                      data.params)
         return AnalystAnswer(**asdict(result))

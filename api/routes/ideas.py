@@ -3,7 +3,8 @@
 The run itself is read like any other at GET /runs/{id} (status, per-stage progress, the
 five papers with the reason for each). Two request fields of the command line are left
 to the server on purpose: local PDF folders (a path on the server) and whether external
-providers are used (outbound traffic; `idea.use_providers`).
+providers are used (outbound traffic; `idea.use_providers`). A run is accepted only while
+the database answers (else 503), so no accepted run is lost.
 """
 
 from typing import Any
@@ -64,7 +65,8 @@ class IdeaController(Controller):
     path = "/ideas"
     tags = ["ideas"]
 
-    @post("/", status_code=202, sync_to_thread=False,
+    # In a thread: accepting a run first asks the database whether it answers.
+    @post("/", status_code=202, sync_to_thread=True,
           summary="Start an idea-to-prior-work run; 202 with the run id")
     def start_idea(self, data: JSONBody[IdeaBody], registry: NamedDependency[RunRegistry],
                    settings: NamedDependency[Settings]) -> IdeaAccepted:

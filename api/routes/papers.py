@@ -2,14 +2,16 @@
 
 from typing import Annotated, Any
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody, Parameter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from crase.api.batch_loads import load_batch
 from crase.errors import InvalidRequest, PaperNotFound
 from crase.graph import Graph
+from crase.ingest.records import MAX_ID_CHARS
 from crase.search.text_ranking import escape_lucene
 from crase.settings import Settings
 
@@ -18,9 +20,10 @@ class CitationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Commas, quotes and line breaks cannot stand in the corpus edge format; everything
-    # else about an edge (self-citation, unknown paper, repeat) is the loader's to judge.
-    citing_id: str = Field(max_length=1000, pattern=r'^[^,"\r\n]*$')
-    cited_id: str = Field(max_length=1000, pattern=r'^[^,"\r\n]*$')
+    # else about an edge (too long an id, self-citation, unknown paper, repeat) is the
+    # loader's to judge, as one reject among the rows that load.
+    citing_id: str = Field(pattern=r'^[^,"\r\n]*$')
+    cited_id: str = Field(pattern=r'^[^,"\r\n]*$')
 
 
 class PaperBatch(BaseModel):
@@ -29,8 +32,28 @@ class PaperBatch(BaseModel):
     papers: list[Any] = Field(
         default_factory=list,
         description="Paper objects: id, title, abstract, year, authors, venue, arxiv_id, "
-                    "doi, ... (the corpus papers.jsonl format); each is checked on its own")
+                    "doi, ... (the corpus papers.jsonl format); each is checked on its own. "
+                    "Identifiers (id, doi, arxiv_id, s2_id, and citation ends) may have up to "
+                    f"{MAX_ID_CHARS:,} characters; a longer one is an `id_too_long` reject")
     citations: list[CitationIn] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def refuse_an_empty_batch(self) -> "PaperBatch":
+        if not self.papers and not self.citations:
+            raise PydanticCustomError(
+                "empty_batch", "the batch has no papers and no citations; send at least one "
+                "paper or citation")
+        return self
+
+
+def body_too_deep(_: Request[Any, Any, Any], error: RecursionError) -> Response[Any]:
+    """The body's JSON decoder recurses per level and gives up near 1,000: a 400 in the
+    shape of every other validation failure, instead of a 500."""
+    message = ("the JSON body is nested too deeply to parse (more than about 1,000 levels); "
+               "send each paper as a flat object")
+    return Response({"status_code": 400, "error": "ValidationFailed", "detail": f"body: {message}",
+                     "errors": [{"field": "body", "message": message, "source": "body"}]},
+                    status_code=400)
 
 
 class PaperController(Controller):
@@ -61,7 +84,10 @@ class PaperController(Controller):
             raise PaperNotFound(f"no paper with id {paper_id!r}")
         return rows[0]
 
+    # Only the body's decoding can recurse that deep here: the loader turns a row too deep
+    # for its own parser into a `too_deep` reject.
     @post("/batch", status_code=200, sync_to_thread=True,
+          exception_handlers={RecursionError: body_too_deep},
           summary="Load papers and citations; returns counts and every reject with its reason")
     def load_papers(self, data: JSONBody[PaperBatch], graph: NamedDependency[Graph],
                     settings: NamedDependency[Settings]) -> dict[str, Any]:

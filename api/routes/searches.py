@@ -1,4 +1,7 @@
-"""POST /searches: start an evidence-graph search; it runs in the background."""
+"""POST /searches: start an evidence-graph search; it runs in the background.
+
+A search is accepted only while the database answers (else 503), so no accepted run is lost.
+"""
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
@@ -46,7 +49,8 @@ class SearchController(Controller):
     path = "/searches"
     tags = ["searches"]
 
-    @post("/", status_code=202, sync_to_thread=False,
+    # In a thread: accepting a run first asks the database whether it answers.
+    @post("/", status_code=202, sync_to_thread=True,
           summary="Start a search; 202 with the run id, the run goes on in the background")
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
                      settings: NamedDependency[Settings]) -> SearchAccepted:

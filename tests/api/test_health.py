@@ -46,14 +46,18 @@ def model_server() -> Iterator[str]:
 
 
 def test_health_reports_database_gds_and_unconfigured_models(client: TestClient) -> None:
-    del client.headers["X-API-Key"]
-    response = client.get("/health")
+    response = client.get("/health")  # with the key: versions too
     assert response.status_code == 200
     health = response.json()
     assert health["status"] == "ok"
     assert health["database"]["ok"] is True and health["database"]["version"].startswith("5.")
     assert health["gds"] == {"ok": True, "version": health["gds"]["version"]}
     assert health["models"]["planner"] == {"status": "not configured"}
+    del client.headers["X-API-Key"]
+    public = client.get("/health").json()  # without: the status of each component only
+    assert public["status"] == "ok"
+    assert public["database"] == {"ok": True} and public["gds"] == {"ok": True}
+    assert public["models"]["planner"] == {"status": "not configured"}
 
 
 def test_health_probes_each_configured_model_endpoint(settings: Settings, model_server: str,
@@ -69,7 +73,7 @@ def test_health_probes_each_configured_model_endpoint(settings: Settings, model_
     )
     configured = api_settings_for(settings).model_copy(update={"models": models})
     with TestClient(create_app(configured, graph=graph)) as client:  # type: ignore[arg-type]
-        health = client.get("/health").json()
+        health = client.get("/health", headers={"X-API-Key": API_KEY}).json()
     assert health["status"] == "degraded"
     m = health["models"]
     assert m["planner"]["status"] == "ok" and m["planner"]["served"] == ["served-model"]
@@ -84,7 +88,7 @@ def test_database_down_is_503_everywhere(settings: Settings) -> None:
     down = DatabaseSettings(uri=f"bolt://127.0.0.1:{free_port()}", password="unused")
     offline = api_settings_for(settings).model_copy(update={"database": down})
     with TestClient(create_app(offline)) as client:
-        health = client.get("/health")
+        health = client.get("/health", headers={"X-API-Key": API_KEY})
         assert health.status_code == 503
         assert health.json()["status"] == "unavailable"
         assert "not reachable" in health.json()["database"]["detail"]

@@ -9,9 +9,10 @@ from graphdatascience import GraphDataScience
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
 
-from crase.database import Neo4jServer
+from crase.database import Neo4jServer, generate_password
 from crase.graph import Graph
 from crase.settings import DatabaseSettings
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -99,3 +100,25 @@ def test_graphdatascience_client_runs_pagerank_over_bolt(graph: Graph,
         gds.close()
     assert len(scores) == 4
     assert scores["score"].max() > scores["score"].min()
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_password_beginning_with_a_dash_sets_and_starts(tmp_path: Path) -> None:
+    # neo4j-admin once read such a password as an option, and the home never started.
+    settings = DatabaseSettings(home=tmp_path / "home", bolt_port=free_port(),
+                                http_port=free_port(), password="-wz" + "x" * 20,
+                                heap="512m", pagecache="64m")
+    server = Neo4jServer(settings)
+    try:
+        server.start()
+        with GraphDatabase.driver(settings.bolt_uri(), auth=("neo4j", settings.password)
+                                  ) as driver:
+            driver.verify_connectivity()
+    finally:
+        server.stop()
+
+
+@pytest.mark.integration
+def test_generated_passwords_never_look_like_an_option() -> None:
+    assert not any(generate_password().startswith("-") for _ in range(2000))

@@ -8,7 +8,10 @@ from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
 from crase.models.minilm import MiniLmEncoder
 from crase.search.text_ranking import (
     BM25_WEIGHT,
+    MAX_QUERY_TERMS,
+    escape_lucene,
     fuse,
+    has_searchable_word,
     query_hits,
     search_hits,
     vector_hits,
@@ -60,3 +63,74 @@ def test_a_database_without_the_vector_index_searches_bm25_alone(
         assert [h.id for h in hits] == [h.id for h in search_hits(graph, QUERY, 10, [])]
     finally:
         graph.apply_schema()
+
+
+# Lucene's boolean operators, alone or left dangling, failed the whole query (a 500 of
+# GET /papers); every input here is searched as plain words.
+OPERATOR_QUERIES = ["AND", "NOT", "OR", "black OR", "AND NOT x", "Tachyon AND", "NOT NOT",
+                    "and or not", "&&", "||", "a && b", "x ||", "!x", "+tachyon -brane",
+                    "OR tachyon AND", "tachyon~2", "title:tachyon", "[a TO b]", "\\"]
+NO_WORDS = ["", "   ", "*", "***", "/.*/", "&& ||", "?", "\\", '"" ()', "- + !"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("AND", "and"), ("black OR", "black or"), ("AND NOT x", "and not x"),
+    ("Or nOt And", "or not and"), ("NOT", "not"),
+    ("a && b || c", "a \\&\\& b \\|\\| c"), ("  Tachyon \n D-branes ", "Tachyon D\\-branes"),
+])
+def test_operators_become_words(text: str, expected: str) -> None:
+    assert escape_lucene(text) == expected
+
+
+@pytest.mark.parametrize("text", NO_WORDS)
+def test_text_without_a_word(text: str) -> None:
+    assert not has_searchable_word(text)
+
+
+def test_words_of_every_script_are_searchable() -> None:
+    assert all(has_searchable_word(t) for t in ["x", "N=4", "黑洞", "Schrödinger", "42"])
+
+
+def test_a_long_query_keeps_only_the_terms_lucene_accepts() -> None:
+    words = [f"w{i}" for i in range(2000)]
+    escaped = escape_lucene(" ".join(words)).split()
+    assert escaped == words[:MAX_QUERY_TERMS]
+    # Repeats cost nothing: each distinct term counts once.
+    assert escape_lucene("brane " * 1000).split() == ["brane"] * 1000
+    # A word of many terms is cut inside: ideographs and hyphenated parts are terms each.
+    ideographs = "".join(chr(0x4E00 + i) for i in range(2000))
+    assert escape_lucene("x " + ideographs) == "x " + ideographs[:MAX_QUERY_TERMS - 1]
+    parts = escape_lucene("-".join(f"a{i}" for i in range(1000))).split("\\-")
+    assert parts[:MAX_QUERY_TERMS] == [f"a{i}" for i in range(MAX_QUERY_TERMS)]
+    assert parts[MAX_QUERY_TERMS:] in ([], [""])
+
+
+def test_operator_queries_search_as_words(graph: Graph) -> None:
+    load_sample_slice(graph, 60)
+    for text in OPERATOR_QUERIES:
+        search_hits(graph, text, 10, [])  # no Lucene parse error
+    assert [h.id for h in search_hits(graph, "tachyon AND", 10, [])] == \
+        [h.id for h in search_hits(graph, "tachyon and", 10, [])]
+    assert search_hits(graph, "Tachyon OR", 10, []), "the word still finds papers"
+
+
+def test_text_without_words_finds_nothing(graph: Graph, encoder: MiniLmEncoder,
+                                          tmp_path) -> None:  # type: ignore[no-untyped-def]
+    load_sample_slice(graph, 30)
+    index = load_or_build_index(graph, encoder, tmp_path)
+    store_paper_vectors(graph, index, encoder.name)
+    graph.read("await_indexes", seconds=60)
+    for text in NO_WORDS:
+        assert search_hits(graph, text, 10, []) == []
+        # Not even the nearest vectors of punctuation: no word, no hits.
+        assert query_hits(graph, encoder, text, 10, []) == []
+
+
+def test_queries_past_the_clause_limit_still_search(graph: Graph) -> None:
+    load_sample_slice(graph, 30)
+    many = " ".join(f"tachyon{i}" for i in range(2000)) + " tachyon"
+    assert search_hits(graph, many, 10, []) == []  # cut at MAX_QUERY_TERMS, no error
+    assert search_hits(graph, "tachyon " + many, 10, [])
+    search_hits(graph, "".join(chr(0x4E00 + i) for i in range(2000)), 10, [])  # ideographs
+    search_hits(graph, "x" + "".join(chr(0x1F300 + i) for i in range(700)), 10, [])  # emoji
+    search_hits(graph, "-".join(f"a{i}" for i in range(1500)), 10, [])  # one word, many terms

@@ -1,0 +1,285 @@
+"""POST /analyst/cypher cannot starve the rest of the API.
+
+What Neo4j 5.26 does with hostile analyst texts (found with these tests and by hand):
+
+- Deeply nested expressions (a 200-term `'a' + 'a' + ...`, a list nested 180 levels, 180
+  nested CASEs, 200 chained property lookups) overflow the server's stack while it builds
+  its error message; the server then never answers, and the driver waits for the
+  connection's receive timeout (120 s, retried once: the 242 s of the report). Such texts
+  are refused before they are sent.
+- `reduce(...)` over a 3,000,000-value `range` is one expression step: the transaction is
+  marked timed out after `db.transaction.timeout`, but the step never looks at the mark
+  and keeps a core busy for an hour. Literal ranges that large are refused unless UNWIND
+  turns them into rows (a row loop does stop at the timeout).
+- Nothing stops a query that evades those checks, so at most `api.analyst_max_in_flight`
+  analyst queries are in the database at once, a slot stays taken until the database has
+  finished, the rest are answered 503 with Retry-After, and the HTTP answer comes after
+  at most `api.analyst_timeout_s + api.analyst_grace_s` (504 when the database has not
+  answered by then).
+"""
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from crase.api import analyst
+from crase.api.app import create_app
+from crase.graph import Graph
+from crase.settings import Settings
+from tests.api.conftest import API_KEY, api_settings_for
+
+pytestmark = pytest.mark.integration
+
+# Interruptible: a row loop that the 2 s transaction timeout stops.
+LONG_BUT_STOPPABLE = "UNWIND range(1, 2000000000) AS x WITH x WHERE x = -1 RETURN count(x) AS n"
+
+
+def cypher(client: TestClient, query: str, **params: object) -> tuple[int, dict[str, Any]]:
+    response = client.post("/analyst/cypher", json={"query": query, "params": params})
+    return response.status_code, response.json()
+
+
+def timed(call: Callable[[], Any]) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = call()
+    return result, time.monotonic() - started
+
+
+def analyst_transactions(graph: Graph) -> list[str]:
+    """Queries other than this one that the database is running now."""
+    with graph.driver.session(database=graph.database) as session:
+        rows = session.run("SHOW TRANSACTIONS YIELD currentQuery "
+                           "WHERE NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS' "
+                           "RETURN currentQuery").data()
+    return [row["currentQuery"] for row in rows]
+
+
+# --- refused before anything is sent -------------------------------------------------------
+
+DEEP = {
+    "400-term sum": "RETURN 1" + "+1" * 399 + " AS x",
+    "200-term string sum": "RETURN 'a'" + " + 'a'" * 199 + " AS x",
+    "list nested 180 deep": "RETURN " + "[" * 180 + "1" + "]" * 180 + " AS x",
+    "map nested 180 deep": "RETURN " + "{a: " * 180 + "1" + "}" * 180 + " AS x",
+    "180 nested CASEs": "RETURN " + "CASE WHEN true THEN " * 180 + "1" + " END" * 180 + " AS x",
+    "200 property lookups": "WITH {a: 1} AS m RETURN m" + ".a" * 200 + " AS x",
+    "200 missing parameters": "RETURN $p" + " + $p" * 200 + " AS x",
+    "parentheses 400 deep": "RETURN " + "(" * 400 + "1" + ")" * 400 + " AS x",
+}
+
+
+@pytest.mark.parametrize("query", list(DEEP.values()), ids=list(DEEP))
+def test_deep_expressions_are_refused_at_once(client: TestClient, graph: Graph,
+                                              query: str) -> None:
+    (status, body), elapsed = timed(lambda: cypher(client, query))
+    assert status == 400, body
+    assert body["error"] == "AnalystQueryTooComplex"
+    assert "nested" in body["detail"] and "100" in body["detail"]
+    assert "\n" not in body["detail"]
+    assert elapsed < 2.0
+    assert analyst_transactions(graph) == []
+
+
+def test_the_reduce_of_the_report_is_refused_before_it_runs(client: TestClient,
+                                                           graph: Graph) -> None:
+    query = "RETURN size(reduce(s='', x IN range(1, 3000000) | s + 'xxxxxxxxxx')) AS n"
+    (status, body), elapsed = timed(lambda: cypher(client, query))
+    assert status == 400, body
+    assert body["error"] == "AnalystQueryTooComplex"
+    assert "range(1, 3000000)" in body["detail"] and "UNWIND" in body["detail"]
+    assert elapsed < 2.0
+    assert analyst_transactions(graph) == []
+
+
+@pytest.mark.parametrize("query", [
+    "RETURN [x IN range(1, 200000) | x * 2][0] AS x",
+    "WITH range(0, 10000000, 10) AS r RETURN size(r) AS n",
+    "RETURN any(x IN range(-300000, 0) WHERE x = 1) AS x",
+])
+def test_large_literal_ranges_inside_expressions_are_refused(client: TestClient,
+                                                             query: str) -> None:
+    status, body = cypher(client, query)
+    assert status == 400, body
+    assert body["error"] == "AnalystQueryTooComplex" and "UNWIND" in body["detail"]
+
+
+@pytest.mark.parametrize("query", [
+    "RETURN 1" + " + 1" * 40 + " AS x",
+    "RETURN " + "[" * 30 + "1" + "]" * 30 + " AS x",
+    "UNWIND range(1, 5) AS i WITH i WHERE " + " AND ".join(f"i <> {n}" for n in range(25))
+    + " RETURN count(i) AS n",
+    "MATCH (a)" + "-[:CITES]->()" * 8 + " RETURN count(a) AS n",
+    "RETURN [x IN range(1, 100000) | x][-1] AS last",
+    "UNWIND range(1, 3000000) AS x RETURN count(x) AS n",
+    "RETURN '((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((' AS s, "
+    "// a comment with [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"
+    "1 AS one",
+    "RETURN [" + ", ".join(["1 + 1 + 1"] * 500) + "][0] AS x",
+])
+def test_ordinary_queries_stay_within_the_limits(client: TestClient, query: str) -> None:
+    status, body = cypher(client, query)
+    assert status == 200, body
+
+
+def test_the_length_limit_is_stated(client: TestClient) -> None:
+    status, body = cypher(client, "RETURN 1 AS x //" + "x" * 20_000)
+    assert status == 400
+    assert body["errors"][0]["field"] == "query" and "20000" in body["detail"]
+
+
+@pytest.mark.parametrize(("params", "fragment"), [
+    ({"a": 10 ** 30}, "64-bit"),
+    ({"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
+     "nested"),
+])
+def test_parameters_neo4j_cannot_take_are_refused(client: TestClient, params: dict[str, Any],
+                                                  fragment: str) -> None:
+    status, body = cypher(client, "RETURN $a AS a", **params)
+    assert status == 400, body
+    assert body["errors"][0]["field"] == "params" and fragment in body["detail"]
+
+
+def test_a_parameter_nested_past_the_json_limit_is_a_400(client: TestClient) -> None:
+    body = '{"query": "RETURN $a", "params": {"a": ' + "[" * 900 + "]" * 900 + "}}"
+    response = client.post("/analyst/cypher", content=body,
+                           headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+
+
+def test_a_result_nested_too_deeply_is_refused(client: TestClient) -> None:
+    status, body = cypher(client, "RETURN reduce(l = [], x IN range(1, 300) | [l]) AS deep")
+    assert status == 400, body
+    assert body["error"] == "AnalystQueryTooComplex" and "result" in body["detail"]
+
+
+# --- the database's own errors, as the analyst sees them -----------------------------------
+
+def test_a_syntax_error_is_one_line_positioned_in_the_analyst_text(client: TestClient) -> None:
+    status, body = cypher(client, "MATC (n) RETURN n")
+    assert status == 400, body
+    detail = body["detail"]
+    assert detail.startswith("Neo.ClientError.Statement.SyntaxError: Invalid input 'MATC'")
+    assert "(line 1, column 1 (offset: 0))" in detail
+    assert "\n" not in detail and "EXPLAIN" not in detail
+
+
+def test_java_class_names_are_left_out(client: TestClient) -> None:
+    status, body = cypher(client, "CALL db.index.fulltext.queryNodes('no_such_index', 'x')")
+    assert status == 400, body
+    assert "no_such_index" in body["detail"]
+    assert "java." not in body["detail"] and "Exception" not in body["detail"]
+
+
+# --- bounded concurrency, a deadline, and the other routes ---------------------------------
+
+def limited_client(settings: Settings, graph: Graph, **api: Any) -> Iterator[TestClient]:
+    with TestClient(create_app(api_settings_for(settings, **api), graph=graph)) as client:
+        client.headers["X-API-Key"] = API_KEY
+        yield client
+
+
+@pytest.fixture
+def one_slot(settings: Settings, graph: Graph) -> Iterator[TestClient]:
+    """One analyst slot, a 1 s transaction timeout and a 2 s answer deadline."""
+    yield from limited_client(settings, graph, analyst_max_in_flight=1, analyst_timeout_s=1.0,
+                              analyst_grace_s=1.0)
+
+
+@pytest.fixture
+def two_slots(settings: Settings, graph: Graph) -> Iterator[TestClient]:
+    """Two analyst slots, a 2 s transaction timeout and a 5 s answer deadline."""
+    yield from limited_client(settings, graph, analyst_max_in_flight=2, analyst_timeout_s=2.0,
+                              analyst_grace_s=3.0)
+
+
+@pytest.fixture
+def database_that_hangs(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The database plans analyst queries, then hangs on running them (as it does on an
+    uninterruptible step) until the event is set."""
+    finish = threading.Event()
+
+    def hang(*_: Any, **__: Any) -> tuple[list[str], list[dict[str, Any]]]:
+        finish.wait(60.0)
+        return ["x"], [{"x": 1}]
+
+    monkeypatch.setattr(analyst, "fetch_rows", hang)
+    yield finish
+    finish.set()
+
+
+def in_background(call: Callable[[], Any]) -> Callable[[], Any]:
+    """Start `call` in a thread; the returned function waits for and returns its result."""
+    results: list[Any] = []
+    thread = threading.Thread(target=lambda: results.append(call()), daemon=True)
+    thread.start()
+
+    def join() -> Any:
+        thread.join(30.0)
+        assert results, "the background request did not finish"
+        return results[0]
+    return join
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def test_a_query_the_database_does_not_finish_gets_504_at_the_deadline_and_keeps_its_slot(
+        one_slot: TestClient, database_that_hangs: threading.Event) -> None:
+    (status, body), elapsed = timed(lambda: cypher(one_slot, "RETURN 1 AS x"))
+    assert status == 504, body
+    assert body["error"] == "AnalystQueryUnanswered"
+    assert "2 s" in body["detail"] and "slot" in body["detail"]
+    assert 1.8 < elapsed < 5.0
+
+    # The database is still busy with it: the one slot is taken.
+    busy = one_slot.post("/analyst/cypher", json={"query": "RETURN 2 AS x"})
+    assert busy.status_code == 503, busy.text
+    assert busy.json()["error"] == "AnalystQueriesBusy"
+    assert busy.headers["Retry-After"] == "2"
+    assert "1 analyst" in busy.json()["detail"]
+
+    database_that_hangs.set()  # the database finishes; the slot is free again
+    wait_for(lambda: cypher(one_slot, "RETURN 3 AS x")[0] == 200)
+
+
+def test_queries_past_the_bound_are_turned_away_while_other_routes_answer(
+        two_slots: TestClient, graph: Graph, corpus: dict[str, Any]) -> None:
+    client = two_slots
+    in_flight = [in_background(lambda: cypher(client, LONG_BUT_STOPPABLE)) for _ in range(2)]
+    wait_for(lambda: len(analyst_transactions(graph)) == 2)
+
+    status, body = cypher(client, LONG_BUT_STOPPABLE)
+    assert status == 503 and body["error"] == "AnalystQueriesBusy", body
+    for path, expected in (("/health", 200), ("/papers?q=tachyon", 200),
+                           ("/runs/no-such-run", 404), ("/papers/no-such-paper", 404)):
+        response, elapsed = timed(lambda: client.get(path))  # noqa: B023 (called at once)
+        assert response.status_code == expected, (path, response.text)
+        assert elapsed < 1.5, (path, elapsed)
+    assert len(analyst_transactions(graph)) == 2  # still in flight all along
+
+    for join in in_flight:
+        status, body = join()
+        assert status == 408 and body["error"] == "AnalystQueryTimeout", body
+    wait_for(lambda: analyst_transactions(graph) == [])
+    assert cypher(client, "RETURN 1 AS one")[0] == 200
+
+
+def test_a_hanging_database_does_not_hold_the_other_routes(
+        one_slot: TestClient, database_that_hangs: threading.Event,
+        corpus: dict[str, Any]) -> None:
+    hanging = [in_background(lambda: cypher(one_slot, "RETURN 1 AS x")) for _ in range(6)]
+    for path, expected in (("/health", 200), ("/papers?q=tachyon", 200),
+                           ("/runs/no-such-run", 404)):
+        response, elapsed = timed(lambda: one_slot.get(path))  # noqa: B023 (called at once)
+        assert response.status_code == expected, (path, response.text)
+        assert elapsed < 1.5, (path, elapsed)
+    statuses = sorted(join()[0] for join in hanging)
+    assert statuses == [503, 503, 503, 503, 503, 504]
