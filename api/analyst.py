@@ -17,13 +17,14 @@ spliced into the text. Three layers keep it read-only:
 And four keep it from starving the rest of the API (what Neo4j 5.26 does with hostile
 texts is in tests/api/test_analyst_limits.py):
 
-- **Refused up front, before anything is sent** (400 AnalystQueryTooComplex): a query over
-  20,000 characters; expressions nested more than 100 levels deep (brackets, CASEs and
-  chained operators counted together: Neo4j overflows its stack near 200 and then never
-  answers); a literal `range()` of more than 100,000 values anywhere but right after
-  UNWIND (one expression step over it is not stopped by the timeout); parameters nested
-  more than 32 levels deep or holding integers past 64 bits. A result nested more than
-  64 levels deep is refused too.
+- **Refused up front with a 400, before anything is sent**: a query over 20,000
+  characters, and parameters nested more than 32 levels deep or holding integers past
+  64 bits (ValidationFailed); expressions nested more than 100 levels deep (brackets,
+  CASEs and chained operators counted together: Neo4j overflows its stack near 200 and
+  then never answers), and a literal `range()` of more than 100,000 values anywhere but
+  right after UNWIND (one expression step over it is not stopped by the timeout)
+  (AnalystQueryTooComplex). A result nested more than 64 levels deep is refused too. These
+  checks are cheap, not complete: `range(1, $n)` passes them, hence the slots below.
 - **Transaction timeout**: the plan and the run share `api.analyst_timeout_s` (default
   10 s), sent as the driver's transaction timeout; the database stops a query past it
   (408 AnalystQueryTimeout). Neo4j checks the timeout between rows, and its monitor runs
@@ -58,7 +59,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from neo4j import ManagedTransaction, Session
+from neo4j import Session, Transaction
 from neo4j.exceptions import (
     AuthError,
     ClientError,
@@ -192,6 +193,8 @@ class AnalystSlots:
         try:
             return answer.result(timeout=self.deadline_s)
         except TimeoutError:
+            if answer.done():  # the work's own TimeoutError, not the deadline
+                raise
             raise AnalystQueryUnanswered(
                 f"the database did not answer within {self.deadline_s:g} s "
                 "(api.analyst_timeout_s + api.analyst_grace_s); it may still be running the "
@@ -253,20 +256,21 @@ def run_analyst_query(graph: Graph, text: str, params: dict[str, Any], timeout_s
 
 def in_transaction(session: Session, timeout_s: float, work: Callable[..., T],
                    *args: Any) -> T:
+    """`work(tx, *args)` in a read transaction the database stops after `timeout_s`."""
     # An explicit transaction, not execute_read: that would retry a query whose
     # connection failed, and a query that overloaded the database must not run twice.
     with session.begin_transaction(timeout=timeout_s) as tx:
         return work(tx, *args)
 
 
-def explain(tx: ManagedTransaction, text: str,
+def explain(tx: Transaction, text: str,
             params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     # Only a keyword is put before the analyst's text; their values stay parameters.
     summary = tx.run(EXPLAIN + text, params).consume()
     return summary.query_type or "", summary.plan or {}
 
 
-def fetch_rows(tx: ManagedTransaction, text: str, params: dict[str, Any],
+def fetch_rows(tx: Transaction, text: str, params: dict[str, Any],
                row_limit: int) -> tuple[list[str], list[dict[str, Any]]]:
     result = tx.run(text, params)
     columns = list(result.keys())
@@ -290,7 +294,9 @@ def check_text(text: str) -> None:
             f"and chained operators); the limit is {MAX_EXPRESSION_DEPTH}, because Neo4j "
             "overflows its stack near 200 and then never answers; split the expression "
             "into WITH steps or lists")
-    for call, count in unwound_elsewhere(tokens):
+    oversized = oversized_range(tokens)
+    if oversized:
+        call, count = oversized
         raise AnalystQueryTooComplex(
             f"{call} makes {count:,} values that one expression step would go through, and "
             "the database does not stop such a step at the timeout; UNWIND the range into "
@@ -325,9 +331,10 @@ def expression_depth(tokens: list[tuple[str, str]]) -> int:
     return deepest
 
 
-def unwound_elsewhere(tokens: list[tuple[str, str]]) -> Iterator[tuple[str, int]]:
-    """Each literal `range(a, b[, step])` with more than MAX_LITERAL_RANGE values that does
-    not follow UNWIND, as its text and its number of values."""
+def oversized_range(tokens: list[tuple[str, str]]) -> tuple[str, int] | None:
+    """The first literal `range(a, b[, step])` with more than MAX_LITERAL_RANGE values that
+    does not follow UNWIND, as its text and its number of values; None if there is none.
+    (A range built from parameters or arithmetic is not seen: the slots bound those.)"""
     for at, (kind, text) in enumerate(tokens):
         if kind != "word" or text.lower() != "range":
             continue
@@ -338,7 +345,8 @@ def unwound_elsewhere(tokens: list[tuple[str, str]]) -> Iterator[tuple[str, int]
         count = max(0, (end - start) // step + 1) if step else 0
         follows_unwind = at > 0 and tokens[at - 1][1].upper() == "UNWIND"
         if count > MAX_LITERAL_RANGE and not follows_unwind:
-            yield f"range({', '.join(str(b) for b in bounds)})", count
+            return f"range({', '.join(str(b) for b in bounds)})", count
+    return None
 
 
 def literal_arguments(tokens: list[tuple[str, str]], at: int) -> list[int] | None:

@@ -1,5 +1,5 @@
 """Adversarial probe: bad input, analyst writes, concurrency and hangs, against a disposable
-Neo4j this script starts itself (loopback only) and the real app in-process.
+Neo4j and a `crase serve` this script starts itself (loopback only).
 
     python -m crase.bench.probe [--searches 50]
 
@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litestar.testing import TestClient
+import httpx
 
-from crase.api.app import create_app
-from crase.api.auth import API_KEY_HEADER
+from crase.bench.api_load import API_KEY, start_server, stop_server, wait_until_healthy
 from crase.database import Neo4jServer
 from crase.errors import CraseError
 from crase.graph import Graph
@@ -37,7 +36,6 @@ from crase.settings import DatabaseSettings, Settings
 
 GOOD_ROWS = 20
 DEEP = 100_000
-API_KEY = "probe-key"
 HEALTH_BUDGET_S = 5.0  # the slowest a /health may be while analyst queries run
 
 
@@ -130,7 +128,7 @@ def count(graph: Graph, query: str) -> int:
     return int(record["n"]) if record else 0
 
 
-def probe_http_inputs(client: TestClient[Any]) -> Case:
+def probe_http_inputs(client: httpx.Client) -> Case:
     case = Case("HTTP: bad bodies and parameters (no 5xx)")
     deep = "[" * DEEP + "]" * DEEP
     huge = "1" + "0" * 5000
@@ -182,7 +180,7 @@ ANALYST_WRITES = [
     "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
     "CALL gds.graph.project('intruder', 'Paper', 'CITES')",
     "CALL gds.graph.drop('crase-run-anything', false)",
-    "CALL gds.pageRank.write('g', {writeProperty: 'pr'})",
+    "CALL gds.pageRank.write('probe-graph', {writeProperty: 'pr'})",
     "CALL db.createLabel('Intruder')",
     "CALL db.createProperty('intruder')",
     "CREATE INDEX intruder IF NOT EXISTS FOR (p:Paper) ON (p.intruder)",
@@ -216,7 +214,7 @@ def graph_fingerprint(graph: Graph) -> tuple[Any, ...]:
             titles and titles["n"])
 
 
-def probe_analyst_writes(client: TestClient[Any], graph: Graph) -> Case:
+def probe_analyst_writes(client: httpx.Client, graph: Graph) -> Case:
     case = Case("analyst: write attempts (none may get through)")
     before = graph_fingerprint(graph)
     for query in analyst_variants():
@@ -229,7 +227,7 @@ def probe_analyst_writes(client: TestClient[Any], graph: Graph) -> Case:
     return case
 
 
-def probe_concurrent_searches(client: TestClient[Any], searches: int) -> Case:
+def probe_concurrent_searches(client: httpx.Client, searches: int) -> Case:
     case = Case(f"{searches} concurrent searches")
     queries = [q["query"][:300] for q in read_queries(Path("data/sample/queries.jsonl"), searches)]
 
@@ -264,7 +262,7 @@ HEAVY_ANALYST = [
 ]
 
 
-def probe_analyst_hangs(client: TestClient[Any]) -> Case:
+def probe_analyst_hangs(client: httpx.Client) -> Case:
     case = Case("analyst: heavy queries must not starve other routes")
     results: list[tuple[float, int]] = []
 
@@ -308,17 +306,25 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="crase-probe-"))
     with disposable_database(work / "neo4j") as database:
         settings = Settings(database=database, var_dir=work / "var")
-        settings.api.api_keys = [API_KEY]
         graph = Graph.connect(database)
         graph.apply_schema()
         load_corpus(graph, locate_corpus(Path("data/sample")), settings, show_progress=False)
         cases = [probe_loader(graph, settings, work / "bad-corpus")]
-        with TestClient(app=create_app(settings, graph)) as client:
-            client.headers[API_KEY_HEADER] = API_KEY
-            cases += [probe_http_inputs(client), probe_analyst_writes(client, graph),
-                      probe_concurrent_searches(client, args.searches),
-                      probe_analyst_hangs(client)]
-        graph.close()
+        port = free_port()
+        server = start_server(argparse.Namespace(database_uri=database.bolt_uri(),
+                                                 database_password=database.password,
+                                                 workers=2), port)
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until_healthy(base_url, server)
+            with httpx.Client(base_url=base_url, headers={"X-API-Key": API_KEY},
+                              timeout=600) as client:
+                cases += [probe_http_inputs(client), probe_analyst_writes(client, graph),
+                          probe_concurrent_searches(client, args.searches),
+                          probe_analyst_hangs(client)]
+        finally:
+            stop_server(server)
+            graph.close()
     return summarise(cases)
 
 

@@ -30,7 +30,8 @@ class RunController(Controller):
         return evidence_graph(graph, run_id, registry.get(run_id))
 
     @post("/{run_id:str}/cancel", status_code=202, sync_to_thread=True,
-          summary="Cancel a queued or running run (it stops before its next stage)")
+          summary="Cancel a queued or running run (it stops before its next stage, or at once "
+                  "while it waits on a model)")
     def cancel_run(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                    registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
         run = registry.cancel(run_id)

@@ -6,10 +6,12 @@ A search is accepted only while the database answers (else 503), so no accepted 
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crase.api.runs import RunRegistry
+from crase.errors import InvalidRequest
 from crase.search.request import SearchRequest
+from crase.search.text_ranking import has_searchable_word
 from crase.settings import SearchSettings, Settings
 
 
@@ -39,8 +41,16 @@ class SearchAccepted(BaseModel):
 
 
 def build_request(body: SearchBody, defaults: SearchSettings) -> SearchRequest:
+    if not has_searchable_word(body.query):
+        raise InvalidRequest("query: it holds no word to search for; give a question in words")
     given = body.params.model_dump(exclude_unset=True) if body.params else {}
-    params = SearchSettings.model_validate({**defaults.model_dump(), **given})
+    try:
+        params = SearchSettings.model_validate({**defaults.model_dump(), **given})
+    except ValidationError as err:
+        # Checks across fields (a search needs seeds) that the body alone cannot see.
+        problems = "; ".join(f"params.{'.'.join(str(p) for p in e['loc']) or 'body'}: "
+                             f"{e['msg']}" for e in err.errors(include_url=False))
+        raise InvalidRequest(problems) from err
     return SearchRequest(query=body.query, params=params, reference_year=body.reference_year,
                          exclude=body.exclude)
 

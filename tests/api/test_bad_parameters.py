@@ -177,3 +177,24 @@ def test_an_out_of_range_idea_parameter_is_a_400(client: TestClient) -> None:
                                            "params": {"neighbour_read_limit": 10**9}})
     assert response.status_code == 400, response.text
     assert "neighbour_read_limit" in response.json()["detail"]
+
+
+@pytest.mark.integration
+def test_a_search_body_without_a_word_is_refused_before_any_run(client: TestClient,
+                                                                graph: Graph) -> None:
+    response = client.post("/searches", json={"query": "   /.*/  "})
+    assert response.status_code == 422 and "no word" in response.json()["detail"]
+    with graph.driver.session(database=graph.database) as session:
+        assert session.run("MATCH (r:Run) RETURN count(r) AS n").single()["n"] == 0
+
+
+def test_params_that_leave_a_search_without_seeds_are_an_invalid_request() -> None:
+    # In range alone, but on a server whose defaults seed by plan only, `sub_queries: 0`
+    # leaves the search no seed source: a named error (422), not a 500.
+    from crase.api.routes.searches import SearchBody, SearchParams, build_request
+    from crase.errors import InvalidRequest
+    from crase.settings import SearchSettings
+
+    body = SearchBody(query=QUERY, params=SearchParams.model_validate({"sub_queries": 0}))
+    with pytest.raises(InvalidRequest, match="no seed search"):
+        build_request(body, SearchSettings(query_seeds=0, sub_queries=2))

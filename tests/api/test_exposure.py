@@ -90,7 +90,9 @@ def offline(settings: Settings) -> Iterator[tuple[TestClient, str]]:
     """A client of an app whose database is away, and the port it would be on."""
     port = free_port()
     down = DatabaseSettings(uri=f"bolt://127.0.0.1:{port}", password="unused")
-    app_settings = api_settings_for(settings).model_copy(update={"database": down})
+    # A short retry budget: each request here would otherwise retry the absent database 5 s.
+    app_settings = api_settings_for(settings, database_retry_s=0.5).model_copy(
+        update={"database": down})
     with TestClient(create_app(app_settings)) as client:
         client.headers["X-API-Key"] = API_KEY
         yield client, str(port)

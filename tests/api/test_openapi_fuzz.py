@@ -2,15 +2,25 @@
 ASGI app, with a valid key: for every operation, valid inputs (positive mode) and invalid
 ones (negative mode); whatever it sends, no answer may be a 5xx.
 
+And what a schema-driven generator never sends: JSON nested 10,000 deep and integers of
+5,000 digits (past what Python, msgspec and Neo4j take), as the whole body of every POST
+route and in place of each field the schema names (explicit cases), and in place of any
+value of a schema-valid body (a hypothesis strategy). The poisons are spliced into the
+JSON text, since Python cannot write them itself.
+
 (The schema is loaded inside the test: `schemathesis.pytest.from_fixture` of schemathesis
 4.32 reads a private pytest attribute that pytest 9 no longer has.)
 """
 
+import copy
+import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from litestar.testing import TestClient
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -32,10 +42,16 @@ OPERATIONS = {
 
 
 @pytest.fixture
-def app_schema(api_settings: Settings, graph: Graph) -> Iterator[schemathesis.BaseSchema]:
-    app = create_app(api_settings, graph=graph)
-    with TestClient(app):  # runs start-up and shut-down (cancels the searches it started)
-        yield schemathesis.openapi.from_asgi("/schema/openapi.json", app)
+def app_client(api_settings: Settings, graph: Graph) -> Iterator[TestClient]:
+    # The client runs start-up and shut-down (which cancels the searches the fuzz started).
+    with TestClient(create_app(api_settings, graph=graph)) as client:
+        client.headers["X-API-Key"] = API_KEY
+        yield client
+
+
+@pytest.fixture
+def app_schema(app_client: TestClient) -> schemathesis.BaseSchema:
+    return schemathesis.openapi.from_asgi("/schema/openapi.json", app_client.app)
 
 
 def operations(schema: schemathesis.BaseSchema) -> list[schemathesis.APIOperation]:
@@ -56,5 +72,135 @@ def test_no_request_gets_a_server_error(app_schema: schemathesis.BaseSchema,
                   suppress_health_check=list(HealthCheck))
         def call(case: schemathesis.Case) -> None:
             case.call_and_validate(headers={"X-API-Key": API_KEY}, checks=[not_a_server_error])
+
+        call()
+
+
+# --- deep nesting and huge numbers ----------------------------------------------------------
+
+POISONS = {
+    "10,000-deep array": "[" * 10_000 + "]" * 10_000,
+    "10,000-deep object": '{"a":' * 10_000 + "null" + "}" * 10_000,
+    "5,000-digit integer": "1" + "0" * 4_999,
+    "negative 5,000-digit integer": "-" + "9" * 5_000,
+    "31-digit integer": "1" + "0" * 30,  # decodes, but is past 64 bits
+    "1e400": "1e400",
+}
+MARK = "__poison__"
+# A body each POST route accepts, which the poison is put into (a new POST route must be
+# listed here, or the test below fails).
+VALID_BODIES: dict[str, dict[str, Any]] = {
+    "/searches": {"query": "tachyon condensation", "params": {"k": 5}},
+    "/papers/batch": {"papers": [{"id": "p1", "title": "T"}],
+                      "citations": [{"citing_id": "p1", "cited_id": "p1"}]},
+    "/analyst/cypher": {"query": "RETURN $x AS x", "params": {"x": 1}},
+    "/ideas": {"idea": "Tachyon condensation on unstable D-branes"},
+}
+Path = tuple[str | int, ...]
+
+
+def post_bodies(client: TestClient) -> dict[str, dict[str, Any]]:
+    """Each POST route that takes a body, with its request schema (references resolved)."""
+    spec = client.get("/schema/openapi.json").json()
+    bodies = {}
+    for route, operations in spec["paths"].items():
+        body = operations.get("post", {}).get("requestBody")
+        if body:
+            bodies[route] = resolve(body["content"]["application/json"]["schema"], spec)
+    return bodies
+
+
+def resolve(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        return resolve(spec["components"]["schemas"][schema["$ref"].split("/")[-1]], spec)
+    for alternative in schema.get("oneOf", []):
+        if alternative.get("type") != "null":
+            return {**resolve(alternative, spec), "description": schema.get("description")}
+    return {**schema, **({"properties": {name: resolve(sub, spec) for name, sub in
+                                         schema["properties"].items()}}
+                         if "properties" in schema else {}),
+            **({"items": resolve(schema["items"], spec)} if "items" in schema else {})}
+
+
+def schema_paths(schema: dict[str, Any], prefix: Path = (), depth: int = 2) -> list[Path]:
+    """The whole body, each property (two levels down), each array's first item and a
+    free-form object's key `x`."""
+    found = [prefix]
+    if depth == 0:
+        return found
+    for name, sub in schema.get("properties", {}).items():
+        found += schema_paths(sub, (*prefix, name), depth - 1)
+    if "items" in schema:
+        found += schema_paths(schema["items"], (*prefix, 0), depth - 1)
+    if schema.get("additionalProperties") is not None and not schema.get("properties"):
+        found.append((*prefix, "x"))
+    return found
+
+
+def value_paths(value: Any, prefix: Path = ()) -> list[Path]:
+    """Every position in a JSON value."""
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += value_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += value_paths(item, (*prefix, index))
+    return found
+
+
+def poisoned(body: Any, path: Path, poison: str) -> str:
+    """The JSON text of `body` with the value at `path` replaced by the poison's text."""
+    if not path:
+        return poison
+    copied = copy.deepcopy(body)
+    holder = copied
+    for step in path[:-1]:
+        holder = holder.setdefault(step, {}) if isinstance(holder, dict) else holder[step]
+    last = path[-1]
+    if isinstance(holder, list) and isinstance(last, int) and last >= len(holder):
+        holder.append(MARK)
+    else:
+        holder[last] = MARK
+    return json.dumps(copied).replace(json.dumps(MARK), poison)
+
+
+def post(client: TestClient, route: str, text: str) -> tuple[int, str]:
+    response = client.post(route, content=text, headers={"Content-Type": "application/json"})
+    return response.status_code, response.text[:300]
+
+
+def test_every_post_route_has_a_valid_body_to_poison(app_client: TestClient) -> None:
+    assert set(post_bodies(app_client)) == set(VALID_BODIES)
+
+
+@pytest.mark.parametrize("poison", list(POISONS), ids=list(POISONS))
+def test_deep_nesting_and_huge_numbers_in_every_field_are_no_server_error(
+        app_client: TestClient, poison: str) -> None:
+    failures = []
+    for route, schema in post_bodies(app_client).items():
+        for path in schema_paths(schema):
+            status, text = post(app_client, route, poisoned(VALID_BODIES[route], path,
+                                                            POISONS[poison]))
+            if status >= 500 or (not path and status != 400):
+                failures.append((route, path, status, text))
+    assert failures == []
+
+
+def test_poison_anywhere_in_a_schema_valid_body_is_no_server_error(
+        app_client: TestClient, app_schema: schemathesis.BaseSchema) -> None:
+    for operation in operations(app_schema):
+        if operation.method.upper() != "POST" or operation.path not in VALID_BODIES:
+            continue
+
+        @given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+               choice=st.integers(min_value=0), poison=st.sampled_from(list(POISONS.values())))
+        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        def call(case: schemathesis.Case, choice: int, poison: str) -> None:
+            paths = value_paths(case.body)
+            path = paths[choice % len(paths)]
+            status, text = post(app_client, case.formatted_path, poisoned(case.body, path, poison))
+            assert status < 500, (case.formatted_path, path, text)
 
         call()
