@@ -256,9 +256,12 @@ def read_queries(path: Path, limit: int) -> list[dict[str, Any]]:
     return [(rows * (limit // len(rows) + 1))[i] for i in range(limit)]
 
 
-HEAVY_ANALYST = [
-    "RETURN size(reduce(s = '', x IN range(1, 3000000) | s + 'xxxxxxxxxx')) AS n",
-    "RETURN " + " + ".join(["1"] * 400) + " AS n",
+# The report's two, refused before they run, and one the up-front checks cannot see (the
+# range's end is a parameter): it runs until the transaction timeout.
+HEAVY_ANALYST: list[tuple[str, dict[str, Any]]] = [
+    ("RETURN size(reduce(s = '', x IN range(1, 3000000) | s + 'xxxxxxxxxx')) AS n", {}),
+    ("RETURN " + " + ".join(["1"] * 400) + " AS n", {}),
+    ("UNWIND range(1, $n) AS x RETURN sum(x) AS n", {"n": 10**12}),
 ]
 
 
@@ -266,12 +269,13 @@ def probe_analyst_hangs(client: httpx.Client) -> Case:
     case = Case("analyst: heavy queries must not starve other routes")
     results: list[tuple[float, int]] = []
 
-    def heavy(query: str) -> None:
+    def heavy(query: str, params: dict[str, Any]) -> None:
         started = time.monotonic()
-        status = client.post("/analyst/cypher", json={"query": query}).status_code
+        status = client.post("/analyst/cypher", json={"query": query, "params": params}
+                             ).status_code
         results.append((time.monotonic() - started, status))
 
-    threads = [threading.Thread(target=heavy, args=(HEAVY_ANALYST[i % 2],)) for i in range(6)]
+    threads = [threading.Thread(target=heavy, args=HEAVY_ANALYST[i % 3]) for i in range(9)]
     for thread in threads:
         thread.start()
     time.sleep(1.0)
@@ -285,8 +289,9 @@ def probe_analyst_hangs(client: httpx.Client) -> Case:
     for took, status in results:
         case.check(status < 500 or status == 503, f"heavy analyst query: {status}")
         case.check(took < 120, f"a heavy analyst query took {took:.0f}s")
-    case.notes.append(f"heavy analyst answers within {max(t for t, _ in results):.1f}s"
-                      if results else "no heavy query answered")
+    statuses = sorted({status for _, status in results})
+    case.notes.append(f"heavy analyst queries answered within {max(t for t, _ in results):.1f}s"
+                      f" with statuses {statuses}" if results else "no heavy query answered")
     return case
 
 
