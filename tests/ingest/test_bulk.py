@@ -2,23 +2,19 @@
 up with the same graph as the incremental load of the same input."""
 
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from crase.api.cli import main
-from crase.database import Neo4jServer
 from crase.errors import BulkImportError
 from crase.graph import Graph
 from crase.ingest.bulk import check_bulk_allowed
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
 from crase.settings import DatabaseSettings, Settings
-from tests.conftest import TEST_PASSWORD, free_port
+from tests.conftest import TEST_PASSWORD
 
 TRICKY_PAPERS = [
     {"id": "t1", "title": 'Quotes "inside", commas, and a \\ backslash', "abstract": "",
@@ -48,19 +44,6 @@ def graph_content(graph: Graph) -> tuple[list[Any], list[Any]]:
     return nodes, rels
 
 
-@pytest.fixture
-def second_server() -> Iterator[DatabaseSettings]:
-    """A disposable server of its own: the import stops and restarts it."""
-    home = Path(tempfile.mkdtemp(prefix="crase-neo4j-bulk-"))
-    settings = DatabaseSettings(home=home, bolt_port=free_port(), http_port=free_port(),
-                                password=TEST_PASSWORD, heap="512m", pagecache="128m")
-    server = Neo4jServer(settings)
-    server.start()
-    try:
-        yield settings
-    finally:
-        server.stop()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_an_external_database_is_refused() -> None:

@@ -5,10 +5,7 @@ mislabelled files are one clear CorpusError; Ctrl-C stops a load that resumes af
 import io
 import json
 import os
-import shutil
 import signal
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +13,6 @@ import pytest
 
 from crase.api.cli import main
 from crase.bench.generate import generate
-from crase.database import Neo4jServer
 from crase.errors import CorpusError
 from crase.graph import Graph
 from crase.ingest.batches import ValidatedCorpus
@@ -27,7 +23,7 @@ from crase.ingest.loader import load_corpus
 from crase.ingest.records import MAX_ID_CHARS, EdgeRow, Paper, Reject, RejectKind, validate_paper
 from crase.ingest.rejects import RejectLog, read_rejects
 from crase.settings import DatabaseSettings, IngestSettings, Settings
-from tests.conftest import TEST_PASSWORD, free_port
+from tests.conftest import TEST_PASSWORD
 
 GOOD = [{"id": "g1", "title": "Good one", "year": 2001}, {"id": "g2", "title": "Good two"},
         {"id": "g3", "title": "Good three"}]
@@ -354,19 +350,6 @@ def test_a_load_stopped_between_phases_resumes_in_citations(
     assert report.papers_written == 0 and report.citations_written == 100
 
 
-@pytest.fixture
-def second_server() -> Iterator[DatabaseSettings]:
-    """A disposable server of its own (as in test_bulk): the import stops and restarts it."""
-    home = Path(tempfile.mkdtemp(prefix="crase-neo4j-bulk-"))
-    settings = DatabaseSettings(home=home, bolt_port=free_port(), http_port=free_port(),
-                                password=TEST_PASSWORD, heap="512m", pagecache="128m")
-    server = Neo4jServer(settings)
-    server.start()
-    try:
-        yield settings
-    finally:
-        server.stop()
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.mark.integration
