@@ -111,3 +111,14 @@ def clean_graph(graph: Graph) -> None:
                     "RETURN count(*)").consume()
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
                     ).consume()
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, database_settings: DatabaseSettings,
+            tmp_path: Path) -> Path:
+    """The `crase` command line pointed at the session's database, with its own var_dir."""
+    monkeypatch.setenv("CRASE_DATABASE__URI", database_settings.bolt_uri())
+    monkeypatch.setenv("CRASE_DATABASE__USER", database_settings.user)
+    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    return tmp_path

@@ -13,7 +13,6 @@ from litestar.testing import TestClient
 
 from crase.api.cli import main
 from crase.graph import Graph
-from crase.settings import DatabaseSettings
 from tests.sample_slice import load_sample_slice
 
 QUERY = "tachyon condensation on unstable D-branes"
@@ -117,16 +116,6 @@ def test_a_bad_setting_in_the_environment_names_its_variable(
     assert main(["search", QUERY]) == 2
     err = one_line_error(capsys)
     assert "CRASE_SEARCH__MAX_ITERATIONS" in err and "1 to 1000" in err
-
-
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, database_settings: DatabaseSettings,
-            tmp_path: Path) -> Path:
-    monkeypatch.setenv("CRASE_DATABASE__URI", database_settings.bolt_uri())
-    monkeypatch.setenv("CRASE_DATABASE__USER", database_settings.user)
-    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
-    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
-    return tmp_path
 
 
 @pytest.mark.integration

@@ -7,20 +7,9 @@ import pytest
 
 from crase.api.cli import main
 from crase.graph import Graph
-from crase.settings import DatabaseSettings
 from tests.idea.corpus import IDEA
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, database_settings: DatabaseSettings,
-            tmp_path: Path) -> Path:
-    monkeypatch.setenv("CRASE_DATABASE__URI", database_settings.bolt_uri())
-    monkeypatch.setenv("CRASE_DATABASE__USER", database_settings.user)
-    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
-    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
-    return tmp_path
 
 
 def test_crase_idea_prints_five_papers_and_writes_the_audit(

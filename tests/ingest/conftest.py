@@ -25,3 +25,14 @@ def second_server() -> Iterator[DatabaseSettings]:
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def point_cli_at(server: DatabaseSettings, monkeypatch: pytest.MonkeyPatch,
+                 tmp_path: Path) -> None:
+    """The `crase` command line aimed at a self-managed second server (db import stops and
+    starts it), with its own var_dir."""
+    for name, value in {"HOME": server.home, "BOLT_PORT": server.bolt_port,
+                        "HTTP_PORT": server.http_port, "PASSWORD": TEST_PASSWORD,
+                        "HEAP": "512m", "PAGECACHE": "128m"}.items():
+        monkeypatch.setenv(f"CRASE_DATABASE__{name}", str(value))
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))

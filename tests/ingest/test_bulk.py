@@ -14,7 +14,7 @@ from crase.ingest.bulk import check_bulk_allowed
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
 from crase.settings import DatabaseSettings, Settings
-from tests.conftest import TEST_PASSWORD
+from tests.ingest.conftest import point_cli_at
 
 TRICKY_PAPERS = [
     {"id": "t1", "title": 'Quotes "inside", commas, and a \\ backslash', "abstract": "",
@@ -63,11 +63,7 @@ def test_bulk_import_matches_the_incremental_load(
     expected = graph_content(graph)
     assert len(expected[0]) == 4 and len(expected[1]) == 4
 
-    for name, value in {"HOME": second_server.home, "BOLT_PORT": second_server.bolt_port,
-                        "HTTP_PORT": second_server.http_port, "PASSWORD": TEST_PASSWORD,
-                        "HEAP": "512m", "PAGECACHE": "128m"}.items():
-        monkeypatch.setenv(f"CRASE_DATABASE__{name}", str(value))
-    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    point_cli_at(second_server, monkeypatch, tmp_path)
     rejects = tmp_path / "bulk.rejects.jsonl"
     assert main(["db", "import", str(corpus), "--rejects", str(rejects), "--quiet"]) == 0
     printed = capsys.readouterr().out

@@ -7,18 +7,12 @@ import pytest
 from crase.api.cli import main
 from crase.bench.generate import generate
 from crase.graph import Graph
-from crase.settings import DatabaseSettings
 
 pytestmark = pytest.mark.integration
 
 
-def test_load_command(graph: Graph, database_settings: DatabaseSettings, tmp_path: Path,
-                      monkeypatch: pytest.MonkeyPatch,
+def test_load_command(graph: Graph, cli_env: Path, tmp_path: Path,
                       capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("CRASE_DATABASE__URI", database_settings.bolt_uri())
-    monkeypatch.setenv("CRASE_DATABASE__USER", database_settings.user)
-    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database_settings.password or "")
-    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
     generate(tmp_path / "corpus", papers=200, edges=1500, seed=5)
     with (tmp_path / "corpus" / "citations.csv").open("a") as edges:
         edges.write("gen0000001,gen0000001\n")

@@ -23,7 +23,7 @@ from crase.ingest.loader import load_corpus
 from crase.ingest.records import MAX_ID_CHARS, EdgeRow, Paper, Reject, RejectKind, validate_paper
 from crase.ingest.rejects import RejectLog, read_rejects
 from crase.settings import DatabaseSettings, IngestSettings, Settings
-from tests.conftest import TEST_PASSWORD
+from tests.ingest.conftest import point_cli_at
 
 GOOD = [{"id": "g1", "title": "Good one", "year": 2001}, {"id": "g2", "title": "Good two"},
         {"id": "g3", "title": "Good three"}]
@@ -293,19 +293,10 @@ def test_ctrl_c_in_a_destructor_stops_the_load_and_the_rerun_resumes(
     assert edge_count(graph) == 1000
 
 
-def cli_environment(monkeypatch: pytest.MonkeyPatch, database: DatabaseSettings,
-                    var: Path) -> None:
-    monkeypatch.setenv("CRASE_DATABASE__URI", database.bolt_uri())
-    monkeypatch.setenv("CRASE_DATABASE__USER", database.user)
-    monkeypatch.setenv("CRASE_DATABASE__PASSWORD", database.password or "")
-    monkeypatch.setenv("CRASE_VAR_DIR", str(var))
-
-
 @pytest.mark.integration
 def test_the_resume_summary_names_the_phase_and_line(
-        graph: Graph, database_settings: DatabaseSettings, tmp_path: Path,
+        graph: Graph, cli_env: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    cli_environment(monkeypatch, database_settings, tmp_path / "var")
     generate(tmp_path / "c", 300, 500, seed=4)  # more paper lines than citation lines done
     original = Graph.write
     writes = {"merge_citations": 0}
@@ -358,11 +349,7 @@ def test_the_bulk_import_of_a_hostile_corpus_builds_every_index(
         second_server: DatabaseSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     corpus = hostile_corpus(tmp_path / "hostile")
-    for name, value in {"HOME": second_server.home, "BOLT_PORT": second_server.bolt_port,
-                        "HTTP_PORT": second_server.http_port, "PASSWORD": TEST_PASSWORD,
-                        "HEAP": "512m", "PAGECACHE": "128m"}.items():
-        monkeypatch.setenv(f"CRASE_DATABASE__{name}", str(value))
-    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    point_cli_at(second_server, monkeypatch, tmp_path)
     rejects = tmp_path / "bulk.rejects.jsonl"
     assert main(["db", "import", str(corpus), "--rejects", str(rejects), "--quiet"]) == 0
     assert "id_too_long" in capsys.readouterr().out
