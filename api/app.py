@@ -11,7 +11,9 @@ the error's own message (which may name the Bolt address, a query, driver or mod
 endpoint text) and any traceback go to the server log only.
 """
 
+import importlib
 import logging
+import pkgutil
 import re
 from collections.abc import Callable
 from typing import Any
@@ -29,14 +31,9 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import Scope
 
+from crase.api import routes
 from crase.api.analyst import AnalystSlots
 from crase.api.auth import API_KEY_HEADER, require_api_key
-from crase.api.routes.analyst import AnalystController
-from crase.api.routes.health import health
-from crase.api.routes.ideas import IdeaController
-from crase.api.routes.papers import PaperController
-from crase.api.routes.runs import RunController
-from crase.api.routes.searches import SearchController
 from crase.api.runs import DATABASE_DOWN, BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.errors import (
     AnalystQueriesBusy,
@@ -232,6 +229,17 @@ def openapi_config() -> OpenAPIConfig:
     )
 
 
+def route_handlers() -> tuple[list[Any], list[Any]]:
+    """(public, protected) handlers of every module in `crase.api.routes`, by module name."""
+    public: list[Any] = []
+    protected: list[Any] = []
+    for module_info in sorted(pkgutil.iter_modules(routes.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{routes.__name__}.{module_info.name}")
+        public.extend(getattr(module, "PUBLIC", []))
+        protected.extend(getattr(module, "PROTECTED", []))
+    return public, protected
+
+
 def provide(value: Any) -> Provide:
     return Provide(lambda: value, use_cache=True, sync_to_thread=False)
 
@@ -252,10 +260,10 @@ def create_app(settings: Settings, graph: Graph | None = None,
                            settings.api.search_workers, settings.api.runs_in_memory,
                            build_idea or (lambda: build_idea_backends(settings)),
                            settings.api.run_deadline_s)
-    protected = Router(path="/", guards=[require_api_key], route_handlers=[
-        SearchController, RunController, PaperController, AnalystController, IdeaController])
+    public, protected_handlers = route_handlers()
+    protected = Router(path="/", guards=[require_api_key], route_handlers=protected_handlers)
     return Litestar(
-        route_handlers=[health, protected],
+        route_handlers=[*public, protected],
         dependencies={"graph": provide(graph), "registry": provide(registry),
                       "settings": provide(settings),
                       "analyst_slots": provide(AnalystSlots.from_settings(settings.api))},

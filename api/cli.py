@@ -1,23 +1,27 @@
 """The `crase` command line. Each command group lives in `api/commands/<group>.py` and
 exposes `add_commands(subparsers)`; a command is a function of (args, settings) -> exit code.
+Every module of `crase.api.commands` is read, so a new group needs no list edited; a module's
+`ORDER` (default 50) places its commands in `crase --help`.
 
 Whatever goes wrong on purpose (a CraseError, a bad flag, a bad setting) ends in one line on
 stderr, `crase: <what is wrong>; <what to do>`, and exit code 2.
 """
 
 import argparse
+import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from pydantic import ValidationError
 
-from crase.api.commands import bench, database, idea, ingest, search, serve
+from crase.api import commands
 from crase.errors import CraseError, InvalidRequest, SettingsError
 from crase.search.request import Loc, describe_invalid
 from crase.settings import Settings
 
-COMMAND_GROUPS = [database, search, ingest, serve, idea, bench]
 ENV_PREFIX = "CRASE_"
 
 
@@ -29,6 +33,12 @@ class CraseArgumentParser(argparse.ArgumentParser):
         raise InvalidRequest(f"{message}; see `{self.prog} --help`")
 
 
+def command_groups() -> list[ModuleType]:
+    modules = [importlib.import_module(f"{commands.__name__}.{info.name}")
+               for info in pkgutil.iter_modules(commands.__path__)]
+    return sorted(modules, key=lambda module: (getattr(module, "ORDER", 50), module.__name__))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = CraseArgumentParser(
         prog="crase",
@@ -36,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Settings come from CRASE_* environment variables and .env (see .env.example).",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in COMMAND_GROUPS:
+    for group in command_groups():
         group.add_commands(subparsers)
     return parser
 

@@ -36,6 +36,14 @@ def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
     }
 
 
+def list_runs(graph: Graph, offset: int = 0, limit: int = 20, kind: str | None = None,
+              ) -> dict[str, Any]:
+    """One page of runs, newest first: what `GET /runs`, `crase runs` and the runs page show."""
+    total = graph.read("count_runs", kind=kind)[0]["total"]
+    rows = graph.read("list_runs", kind=kind, skip=offset, limit=limit)
+    return {"total": total, "offset": offset, "limit": limit, "runs": rows}
+
+
 def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     """Progress of a run this server does not track, from the timings it recorded."""
     timings = record["timings"]

@@ -17,6 +17,9 @@ ABLATIONS = ("weighting", "seed_weights", "query_seeds", "sub_queries", "seed_ru
 
 
 
+ORDER = 90  # place in `crase --help` (api/cli.py)
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     bench = subparsers.add_parser("bench", help="benchmarks on a loaded corpus")
     actions = bench.add_subparsers(dest="action", required=True, metavar="ACTION")

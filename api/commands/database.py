@@ -8,6 +8,8 @@ from crase.database import Neo4jServer
 from crase.graph import Graph
 from crase.settings import Settings
 
+ORDER = 10  # place in `crase --help` (api/cli.py)
+
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     db = subparsers.add_parser("db", help="run and prepare the Neo4j + GDS server")

@@ -27,6 +27,9 @@ NO_WORDS = ("the idea has no word to search for (only spaces, punctuation or sea
             "describe the research idea in words")
 
 
+ORDER = 45  # place in `crase --help` (api/cli.py)
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     idea = subparsers.add_parser(
         "idea", help="five identifiable papers for a research idea, with a full audit",

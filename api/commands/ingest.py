@@ -20,6 +20,9 @@ EMBED_HINT = ("Next: `crase embed` stores the paper vectors the query's dense se
               "(searches seed from BM25 alone until then).")
 
 
+ORDER = 30  # place in `crase --help` (api/cli.py)
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     load = subparsers.add_parser(
         "load", help="load a corpus into the graph (idempotent, resumable)",

@@ -74,6 +74,9 @@ def flag_name(flags: Mapping[str, str]) -> Callable[[Loc], str]:
     return lambda loc: flags.get(str(loc[-1]), ".".join(str(p) for p in loc)) if loc else "input"
 
 
+ORDER = 20  # place in `crase --help` (api/cli.py)
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search = subparsers.add_parser(
         "search", help="evidence-graph search for a research question",

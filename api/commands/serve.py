@@ -9,6 +9,8 @@ import argparse
 
 from crase.settings import Settings
 
+ORDER = 40  # place in `crase --help` (api/cli.py)
+
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     serve = subparsers.add_parser(

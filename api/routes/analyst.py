@@ -52,3 +52,7 @@ class AnalystController(Controller):
         result = answer_analyst_query(graph, analyst_slots, settings.api, data.query,
                                       data.params)
         return AnalystAnswer(**asdict(result))
+
+
+# Mounted by the app behind the API-key guard (api/app.py reads every routes module).
+PROTECTED = [AnalystController]

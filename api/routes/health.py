@@ -20,3 +20,7 @@ def health(request: Request[Any, Any, Any], graph: NamedDependency[Graph],
     result = check_health(graph, settings)
     body = result.body if has_accepted_key(request) else public_view(result.body)
     return Response(body, status_code=200 if result.ok else 503)
+
+
+# Mounted without the API-key guard.
+PUBLIC = [health]

@@ -78,3 +78,7 @@ class IdeaController(Controller):
          summary="The audit of an idea run: every candidate, gate, budget and decision")
     def get_audit(self, run_id: FromPath[str], graph: NamedDependency[Graph]) -> dict[str, Any]:
         return export_idea_audit(graph, run_id)
+
+
+# Mounted by the app behind the API-key guard (api/app.py reads every routes module).
+PROTECTED = [IdeaController]

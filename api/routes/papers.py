@@ -97,3 +97,7 @@ class PaperController(Controller):
                                  f"{settings.api.ingest_max_rows} one request may carry")
         edges = [(c.citing_id, c.cited_id) for c in data.citations]
         return load_batch(graph, settings, data.papers, edges).as_json()
+
+
+# Mounted by the app behind the API-key guard (api/app.py reads every routes module).
+PROTECTED = [PaperController]

@@ -55,3 +55,7 @@ class RunController(Controller):
         export = export_run(graph, run_id, registry.get(run_id), format)
         return Response(export.body, media_type=export.media_type, headers={
             "Content-Disposition": f'attachment; filename="{export.filename}"'})
+
+
+# Mounted by the app behind the API-key guard (api/app.py reads every routes module).
+PROTECTED = [RunController]

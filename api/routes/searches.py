@@ -66,3 +66,7 @@ class SearchController(Controller):
                      settings: NamedDependency[Settings]) -> SearchAccepted:
         run = registry.submit_search(build_request(data, settings.search))
         return SearchAccepted(run_id=run.id, status=run.status, run_url=f"/runs/{run.id}")
+
+
+# Mounted by the app behind the API-key guard (api/app.py reads every routes module).
+PROTECTED = [SearchController]

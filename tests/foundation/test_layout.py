@@ -16,9 +16,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "ingest": {"crase", "scoring", "models"},
     "search": {"crase", "cypher", "scoring", "prompts", "models", "ingest"},
     "idea": {"crase", "cypher", "scoring", "prompts", "models", "ingest", "search"},
-    "bench": {"crase", "cypher", "scoring", "prompts", "models", "ingest", "search", "idea"},
+    "research": {"crase", "cypher", "scoring", "prompts", "models", "ingest", "search", "idea"},
+    "bench": {"crase", "cypher", "scoring", "prompts", "models", "ingest", "search", "idea",
+              "research"},
     "api": {"crase", "cypher", "scoring", "prompts", "models", "ingest", "search", "idea",
-            "bench"},
+            "research", "bench"},
 }
 
 
