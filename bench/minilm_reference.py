@@ -9,7 +9,7 @@ model folder:
         tests/scoring/fixtures/minilm_reference.json
 
 It also prints the throughput of sentence-transformers on the same sentences repeated, so
-the README can compare it with the numpy encoder.
+docs/model-roles.md can compare it with the numpy encoder.
 """
 
 import json

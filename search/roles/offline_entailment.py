@@ -6,7 +6,8 @@ Why the plain clipped cosine and no fitted rescale: Delta only asks whether a ro
 reaches theta, so any increasing map of the cosine with theta moved through the same map
 gives exactly the same Delta, pruning and weights. The identity keeps the stored matrices
 readable (a value is a cosine) and puts all calibration into one number, theta, chosen from
-data by `python -m crase.bench.calibrate_theta` (README, "Entailment backend: numpy MiniLM").
+data by `python -m crase.bench.calibrate_theta` (docs/model-roles.md, "Entailment
+backend: numpy MiniLM").
 Negative cosines (rare with this model) become 0: unrelated, not "anti-grounded".
 
 This is semantic similarity, not entailment: it says two claims are about the same thing,
