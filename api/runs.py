@@ -47,12 +47,13 @@ from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
 from crase.run_lifecycle import now_iso, record_cancelled_before_start, to_json
 from crase.search.pipeline import STAGES as SEARCH_STAGES
-from crase.search.pipeline import run_search
+from crase.search.pipeline import partial_reason, run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 
-RunStatus = Literal["queued", "running", "done", "failed", "cancelled"]
-FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
+RunStatus = Literal["queued", "running", "done", "partial", "failed", "cancelled"]
+# `partial`: a search through a provider that left some lists unfetched; it has results.
+FINISHED: frozenset[str] = frozenset({"done", "partial", "failed", "cancelled"})
 # Each pipeline's own list of its stages, in order: what a queued run shows as pending.
 STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
 DATABASE_DOWN = "the database is not reachable; start it with `crase db start`"
@@ -132,7 +133,7 @@ class TrackedRun:
                 "(api.run_deadline_s); narrow the request or raise the deadline")
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
-        if status == "done":
+        if status in ("done", "partial"):
             # A stage a finished run never entered (an idea run's report in retrieval mode).
             self.stages = {name: p for name, p in self.stages.items() if p.state != "pending"}
             for progress in self.stages.values():
@@ -279,7 +280,10 @@ class RunRegistry:
             run.finish(status, error)
 
     def _search(self, run: TrackedRun, request: SearchRequest) -> tuple[RunStatus, str | None]:
-        run_search(self.graph, self._thread_backends(), request, run_id=run.id, observer=run)
+        result = run_search(self.graph, self._thread_backends(), request, run_id=run.id,
+                            observer=run)
+        if result.status == "partial":
+            return "partial", partial_reason(result.problems)
         return "done", None
 
     def _idea(self, run: TrackedRun, request: IdeaRequest) -> tuple[RunStatus, str | None]:

@@ -21,6 +21,10 @@ class DatabaseUnavailable(DatabaseError):
     """The graph database cannot be reached; start it with `crase db start`."""
 
 
+class DatabaseAuthFailed(DatabaseUnavailable):
+    """Neo4j answered but refused the user or password (CRASE_DATABASE__USER / PASSWORD)."""
+
+
 class ServerStartError(DatabaseError):
     """The self-managed Neo4j server did not come up; its log path is in the message."""
 
@@ -59,6 +63,11 @@ class ProviderReplyInvalid(ProviderError):
 
 class ProviderRequestRejected(ProviderError):
     """A provider refused the request itself (4xx other than 404 and 429)."""
+
+
+class ProviderNotEnabled(SettingsError):
+    """A search asked for an external provider while `providers.enabled` is off; set
+    CRASE_PROVIDERS__ENABLED=true or search the local index (`--source local`)."""
 
 
 class BulkImportError(DatabaseError):
@@ -108,6 +117,11 @@ class ModelNotConfigured(SettingsError):
 
 class ModelWorkerUnavailable(CraseError):
     """The in-process vLLM worker cannot start: the `vllm` extra is not installed."""
+
+
+class LocalModelUnavailable(CraseError):
+    """The local model server cannot start: the local-llm extra or the model file is
+    missing, or the server did not come up (its log path is in the message)."""
 
 
 class RunCancelled(CraseError):
@@ -167,3 +181,29 @@ class AnalystQueriesBusy(CraseError):
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class EdgeValidationError(InvalidRequest):
+    """A human-validation sample of evidence-graph edges cannot be drawn as asked, or the
+    annotators' labels cannot be imported or reported (unknown item, missing or unknown
+    label, an export folder without its key)."""
+
+
+class DocumentUnreadable(InvalidRequest):
+    """A document given to the code extractor cannot be read: an unknown file type, text
+    that is not UTF-8, or nothing in it."""
+
+
+class NliDataInvalid(CorpusError):
+    """A SciNLI / MSciNLI file cannot be read at all: an unknown layout, a missing column,
+    or not one usable pair in it."""
+
+
+class LoginRequired(ApiKeyRejected):
+    """A web page was asked for without a valid session cookie; the browser is sent to the
+    login page."""
+
+
+class FormTokenRejected(ApiKeyRejected):
+    """A web form was posted without the token of the session that showed it (a request
+    forged by another site, or a page older than the current login)."""

@@ -80,6 +80,13 @@ class SearchSettings(BaseModel):
         description="Restart weight of a sub-query's seeds relative to the query's own search",
     )
     hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
+    source: Literal["local", "semantic-scholar"] = Field(
+        "local",
+        description="Where seeds and their neighbourhood come from: the local full-text "
+        "index and graph, or one Semantic Scholar search per sub-query with the seeds' "
+        "references, citations and the edges among them fetched into the graph "
+        "(docs/semantic-scholar.md)",
+    )
     theta: float = Field(
         0.4, ge=0, le=1, allow_inf_nan=False,
         description="Entailment threshold for a grounded claim; 0.4 is calibrated for the "
@@ -128,6 +135,14 @@ class SearchSettings(BaseModel):
             raise ValueError("no seed search: set query_seeds or sub_queries above 0")
         return self
 
+    @model_validator(mode="after")
+    def _provider_radius(self) -> "SearchSettings":
+        # Two hops would fetch every neighbour's own neighbours: thousands of calls a search.
+        if self.source == "semantic-scholar" and self.hops == "2":
+            raise ValueError("source semantic-scholar fetches a radius of 1 or 1.5: set "
+                             "hops to 1 or 1.5, or source to local")
+        return self
+
 
 class ModelEndpoint(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. .../v1")
@@ -151,10 +166,11 @@ class ModelEndpoint(BaseModel):
         None, ge=1, description="Completion tokens per call; unset = the prompt's own budget"
     )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature")
-    response_format: Literal["none", "json_object", "json_schema"] = Field(
+    response_format: Literal["none", "json_object", "json_schema", "json_object_schema"] = Field(
         "json_object",
         description="What to ask of the server: nothing, any JSON object, or the reply's schema "
-        "(vLLM enforces json_schema with guided decoding)",
+        "(vLLM enforces json_schema with guided decoding; json_object_schema sends the schema "
+        "inside a json_object request, the form llama.cpp servers enforce with a grammar)",
     )
     max_input_chars: int = Field(
         12_000, ge=500, description="Paper text longer than this is cut before it is sent"
@@ -188,6 +204,24 @@ class ModelSettings(BaseModel):
     cache_enabled: bool = Field(True, description="Reuse valid replies to unchanged requests")
 
 
+class LocalModelSettings(BaseModel):
+    """The local OpenAI-compatible model server of `crase models serve` (the local-llm
+    extra): llama.cpp on the CPU, bound to loopback, serving one GGUF file."""
+
+    host: str = Field("127.0.0.1", description="Listen address (loopback: no API key is set)")
+    port: int = Field(8091, ge=1, le=65535, description="HTTP port of the local model server")
+    model_path: Path | None = Field(
+        None, description="A GGUF file; unset = the packaged SmolLM2-135M-Instruct (Q4_1)")
+    model_name: str = Field("SmolLM2-135M-Instruct-Q4_1",
+                            description="The name the server answers to and the Run records")
+    context_tokens: int = Field(8192, ge=512, description="Context window (prompt + reply)")
+    threads: int = Field(1, ge=1, description="CPU threads llama.cpp computes with (1 suits "
+                         "a shared machine; more where cores are free)")
+    start_timeout_s: float = Field(120.0, gt=0, description="Wait this long for it to answer")
+    request_timeout_s: float = Field(
+        600.0, gt=0, description="The roles' per-request timeout it prints: a CPU model is slow")
+
+
 class ProviderSettings(BaseModel):
     semantic_scholar_url: str = Field(
         "https://api.semanticscholar.org/graph/v1", description="Semantic Scholar Graph API base"
@@ -205,6 +239,16 @@ class ProviderSettings(BaseModel):
     crossref_url: str = Field("https://api.crossref.org", description="Crossref REST API base")
     arxiv_url: str = Field("https://export.arxiv.org/api", description="arXiv API base")
     enabled: bool = Field(False, description="Use external providers at all")
+    semantic_scholar_max_age_days: float = Field(
+        30.0, ge=0, le=3650, allow_inf_nan=False,
+        description="A paper's references or citations fetched from Semantic Scholar less "
+        "than this many days ago are not fetched again (0: always fetch; at most 3650)"
+    )
+    semantic_scholar_neighbour_cap: int = Field(
+        10_000, ge=1, le=10_000,
+        description="Most references, and most citations, read per seed (1 to 10,000, the "
+        "API's own cap); a longer list is recorded as truncated"
+    )
 
 
 class IngestSettings(BaseModel):
@@ -374,6 +418,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
+    local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
     var_dir: Path = Field(default_factory=local_var_dir,
                           description="Local state: runs, rejects, caches, the server home")
     sample_corpus: Path = Field(default_factory=lambda: Path.cwd() / "data" / "sample",

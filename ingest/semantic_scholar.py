@@ -10,7 +10,10 @@ citations with pagination, and their conversion into validated `Paper` rows.
   means "no such paper" (None).
 - The references and citations endpoints serve at most ~10,000 neighbours; a longer list
   comes back with `truncated=True`. Null abstracts are common and are counted.
-- The optional API key goes in the `x-api-key` header.
+- The optional API key goes in the `x-api-key` header; it is never part of a message.
+- The client counts what it spends: `calls` (requests asked for), `requests_sent` (tries,
+  retries included), the seconds its limiter made callers wait (`limiter.waited_s`) and the
+  seconds spent in retry back-off (`retry_wait_s`), so a search can record its budget.
 """
 
 import asyncio
@@ -37,6 +40,7 @@ from crase.settings import ProviderSettings
 PAPER_FIELDS = ("paperId,externalIds,title,abstract,year,venue,authors,publicationDate,"
                 "journal,citationCount,referenceCount")
 NEIGHBOUR_FIELDS = "paperId,externalIds,title,abstract,year,venue,authors,publicationDate,journal"
+REFERENCE_ID_FIELDS = "paperId,references.paperId"  # a paper's reference list, ids only
 BATCH_IDS = 500  # the batch endpoint takes at most 500 ids
 PAGE_SIZE = 1000  # largest page of the references/citations endpoints
 SEARCH_PAGE_SIZE = 100
@@ -54,11 +58,13 @@ class RateLimiter:
         self.sleep = sleep
         self.next_slot = 0.0
         self.lock = asyncio.Lock()
+        self.waited_s = 0.0  # seconds callers have spent waiting for their slot
 
     async def wait(self) -> None:
         async with self.lock:
             delay = self.next_slot - self.clock()
             if delay > 0:
+                self.waited_s += delay
                 await self.sleep(delay)
             self.next_slot = max(self.clock(), self.next_slot) + self.interval_s
 
@@ -80,6 +86,11 @@ class S2Journal(BaseModel):
     pages: str | None = None
 
 
+class S2Reference(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    paperId: str | None = None  # noqa: N815 - the API's field name
+
+
 class S2Paper(BaseModel):
     model_config = ConfigDict(extra="ignore")
     paperId: str | None = None  # noqa: N815 - the API's field names
@@ -93,6 +104,7 @@ class S2Paper(BaseModel):
     journal: S2Journal | None = None
     citationCount: int | None = None  # noqa: N815
     referenceCount: int | None = None  # noqa: N815
+    references: list[S2Reference] | None = None  # only when asked for (REFERENCE_ID_FIELDS)
 
 
 class S2Page(BaseModel):
@@ -133,7 +145,9 @@ class SemanticScholarClient:
         self.http = httpx.AsyncClient(base_url=settings.semantic_scholar_url.rstrip("/") + "/",
                                       headers=headers, timeout=settings.timeout_s,
                                       transport=transport)
-        self.requests_sent = 0
+        self.requests_sent = 0  # tries, retries included
+        self.calls = 0  # requests asked for, each counted once however often it was tried
+        self.retry_wait_s = 0.0
 
     async def __aenter__(self) -> "SemanticScholarClient":
         return self
@@ -143,6 +157,10 @@ class SemanticScholarClient:
 
     async def close(self) -> None:
         await self.http.aclose()
+
+    @property
+    def rate_limit_wait_s(self) -> float:
+        return self.limiter.waited_s
 
     async def search(self, query: str, limit: int = SEARCH_PAGE_SIZE,
                      offset: int = 0) -> SearchResult:
@@ -158,12 +176,14 @@ class SemanticScholarClient:
         reply = await self.request("GET", f"paper/{paper_id}", params={"fields": PAPER_FIELDS})
         return None if reply is None else parse_model(S2Paper, reply, "paper")
 
-    async def papers(self, paper_ids: list[str]) -> list[S2Paper | None]:
-        """Details of many papers, in the order asked; None where S2 has no such paper."""
+    async def papers(self, paper_ids: list[str],
+                     fields: str = PAPER_FIELDS) -> list[S2Paper | None]:
+        """Details of many papers, in the order asked; None where S2 has no such paper.
+        One call per BATCH_IDS ids."""
         found: list[S2Paper | None] = []
         for start in range(0, len(paper_ids), BATCH_IDS):
             chunk = paper_ids[start:start + BATCH_IDS]
-            reply = await self.request("POST", "paper/batch", params={"fields": PAPER_FIELDS},
+            reply = await self.request("POST", "paper/batch", params={"fields": fields},
                                        json={"ids": chunk})
             if not isinstance(reply, list) or len(reply) != len(chunk):
                 raise ProviderReplyInvalid(
@@ -180,9 +200,11 @@ class SemanticScholarClient:
 
     async def neighbours(self, paper_id: str, direction: Literal["references", "citations"],
                          key: str, cap: int | None = None) -> NeighbourList:
-        """Every page up to the cap (NEIGHBOUR_CAP unless given); None-paperId entries are
-        counted, not kept. An empty list for an unknown paper."""
-        cap = NEIGHBOUR_CAP if cap is None else cap
+        """Every page up to the cap (the settings' neighbour cap unless given); None-paperId
+        entries are counted, not kept. An empty list for an unknown paper. Calls made:
+        `neighbour_pages(count, cap)` for a list of `count` entries."""
+        cap = min(NEIGHBOUR_CAP, self.settings.semantic_scholar_neighbour_cap
+                  if cap is None else cap)
         result = NeighbourList(paper_id, direction)
         offset: int | None = 0
         while offset is not None:
@@ -222,6 +244,7 @@ class SemanticScholarClient:
             self.requests_sent += 1
             return await self.http.request(method, path, params=params, json=json)
 
+        self.calls += 1
         sent = await send_with_retries(send, self.policy, on_retry=self.pause_after_429)
         outcome = sent.outcome
         if isinstance(outcome, httpx.Response) and not sent.gave_up:
@@ -230,6 +253,7 @@ class SemanticScholarClient:
         raise self.exhausted(outcome, path, sent.retries + 1) from cause
 
     def pause_after_429(self, outcome: TryOutcome, delay: float) -> None:
+        self.retry_wait_s += delay
         # A 429 is about this client's pace, not about one request: every caller waits.
         if isinstance(outcome, httpx.Response) and outcome.status_code == 429:
             self.limiter.pause(delay)
@@ -259,6 +283,12 @@ class SemanticScholarClient:
             raise ProviderReplyInvalid(
                 f"Semantic Scholar {path}: the body is not JSON: {response.text[:200]!r}"
             ) from err
+
+
+def neighbour_pages(count: int, cap: int) -> int:
+    """Calls `neighbours` makes for a list of `count` entries under `cap`: one per page of
+    PAGE_SIZE, and one for an empty list (the answer that says it is empty)."""
+    return max(1, -(-min(count, cap, NEIGHBOUR_CAP) // PAGE_SIZE))
 
 
 def parse_model(model: type[ModelT], data: Any, path: str) -> ModelT:

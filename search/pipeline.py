@@ -1,11 +1,20 @@
 """Evidence-graph search, end to end: plan -> seeds -> neighbourhood -> claims ->
 entailment -> pruning -> ranking -> evidence, each stage timed and recorded on the Run.
+
+With `source="semantic-scholar"` the seeds come from Semantic Scholar searches and the
+expand stage first fetches the seeds' neighbourhood into the graph
+(search/semantic_scholar_source.py); the rest runs unchanged on what the graph then holds.
+A list that could not be fetched makes the run `partial`, with the reasons on the Run
+(its error field and counts.provider) and in the result; the run still ranks what it has.
 """
 
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from crase.errors import ProviderNotEnabled, SettingsError
 from crase.graph import Graph
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph, keep_all_edges, prune
@@ -31,6 +40,7 @@ from crase.search.seeds import (
     restart_distribution,
     unique_seed_ids,
 )
+from crase.search.semantic_scholar_source import SemanticScholarSource
 from crase.search.text_fill import fill_from_text
 from crase.settings import SearchSettings
 from crase.usage import Usage
@@ -57,11 +67,14 @@ class SearchResult:
     query: str
     plan: list[str]
     seeds: list[Seed]
-    counts: dict[str, int]
+    counts: dict[str, Any]
     timings: dict[str, float]
     backends: dict[str, str]
     usage: dict[str, Any]
     results: list[RankedPaper] = field(default_factory=list)
+    source: str = "local"
+    status: str = "done"  # "partial" when the provider left lists unfetched
+    problems: list[str] = field(default_factory=list)  # what was not fetched, and why
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,9 +90,13 @@ def snapshot(usages: dict[str, Usage]) -> dict[str, Usage]:
 
 
 def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
-               run_id: str | None = None, observer: RunObserver = SILENT) -> SearchResult:
-    """Run one search and record it; a failure is recorded on the Run, then re-raised."""
+               run_id: str | None = None, observer: RunObserver = SILENT,
+               notice: Callable[[str], None] | None = None) -> SearchResult:
+    """Run one search and record it; a failure is recorded on the Run, then re-raised.
+    `notice` hears one line before a stage starts waiting on an external provider (its
+    planned calls and how long they take at the rate limit)."""
     run_id = run_id or uuid.uuid4().hex[:12]
+    check_source(backends, request)
     before = snapshot(backends.usage())
     with RunLifecycle.open(graph, run_id, "search", request.query,
                            request.model_dump(mode="json"), backends.names(), STAGES,
@@ -92,13 +109,68 @@ def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
             return result.usage
 
         run.usage = spent
-        _run_stages(graph, backends, request, run, result, observer)
-        run.plan, run.counts = result.plan, result.counts
+        with seed_source(graph, backends, request, observer, notice) as source:
+            result.source = request.params.source if source is not None else "local"
+            try:
+                _run_stages(graph, backends, request, run, result, observer, source)
+            finally:
+                # Also on the way out of a failure: the Run records the calls it made.
+                if source is not None:
+                    result.counts["provider"] = source.report()
+                    result.problems = [problem.line() for problem in source.problems]
+                run.plan, run.counts = result.plan, result.counts
+        if result.problems:
+            result.status = run.status = "partial"
+            run.error = partial_reason(result.problems)
     return result
 
 
+def partial_reason(problems: list[str], shown: int = 5) -> str:
+    """The Run's one-line reason for a partial run; all problems are in counts.provider."""
+    more = f"; and {len(problems) - shown} more (counts.provider.problems)" \
+        if len(problems) > shown else ""
+    return "partial: " + "; ".join(problems[:shown]) + more
+
+
+def uses_provider(request: SearchRequest) -> bool:
+    # Seeds named by the caller are graph papers: their neighbourhood is the local one.
+    return request.params.source == "semantic-scholar" and request.seed_override is None
+
+
+def check_source(backends: SearchBackends, request: SearchRequest) -> None:
+    """Refuses, before any Run exists, a provider search this deployment cannot make."""
+    if not uses_provider(request):
+        return
+    if backends.provider is None:
+        raise SettingsError("source semantic-scholar needs provider settings in the search "
+                            "backends (build_search_backends gives them); or use source local")
+    if not backends.provider.enabled:
+        raise ProviderNotEnabled("source semantic-scholar: external providers are off; set "
+                                 "CRASE_PROVIDERS__ENABLED=true, or search the local index "
+                                 "with --source local")
+
+
+@contextmanager
+def seed_source(graph: Graph, backends: SearchBackends, request: SearchRequest,
+                observer: RunObserver, notice: Callable[[str], None] | None
+                ) -> Iterator[SemanticScholarSource | None]:
+    """The provider of a semantic-scholar search for as long as the search runs; None for
+    a local one."""
+    if not uses_provider(request) or backends.provider is None:
+        yield None
+        return
+
+    def progress(done: int, total: int) -> None:
+        observer.items_done("expand", done, total)
+
+    with SemanticScholarSource(graph, backends.provider, notice or (lambda line: None),
+                               progress) as source:
+        yield source
+
+
 def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
-                run: RunLifecycle, result: SearchResult, observer: RunObserver) -> None:
+                run: RunLifecycle, result: SearchResult, observer: RunObserver,
+                source: SemanticScholarSource | None) -> None:
     p = request.params
     given = request.seed_override is not None
     # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.
@@ -107,13 +179,20 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     with run.stage("plan"):
         result.plan = backends.planner.plan(request.query, p.sub_queries) if planned else []
     with run.stage("seeds"):
-        result.seeds = (given_seeds(request.seed_override or [], request.exclude) if given else
-                        find_seeds(graph, backends.encoder, request.query, result.plan,
-                                   seed_rules(p), request.exclude))
+        if given:
+            result.seeds = given_seeds(request.seed_override or [], request.exclude)
+        elif source is not None:
+            result.seeds = source.seeds(request.query, result.plan, seed_rules(p),
+                                        request.exclude)
+        else:
+            result.seeds = find_seeds(graph, backends.encoder, request.query, result.plan,
+                                      seed_rules(p), request.exclude)
         seed_ids = unique_seed_ids(result.seeds)
         restart = restart_distribution(result.seeds, "uniform" if given else p.seed_weights)
         record_seeds(run.recorder, result.seeds, restart)
     with run.stage("expand"):
+        if source is not None:
+            source.grow(seed_ids, p.hops)
         hood = expand(graph, seed_ids, p.hops, request.exclude)
     with run.stage("claims"):
         extracted = 0 if uniform else ensure_claims(graph, backends.extractor, hood.nodes,
@@ -178,7 +257,7 @@ def _attach_seed_places(results: list[RankedPaper], seeds: list[Seed],
 
 
 def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: EdgeScores,
-            pruned: PrunedGraph, result: SearchResult, plan_calls: int) -> dict[str, int]:
+            pruned: PrunedGraph, result: SearchResult, plan_calls: int) -> dict[str, Any]:
     # Known before any model call: 1 plan call (none with given seeds), one claim call per
     # paper lacking claims, one entailment call per edge lacking a score (the paper's
     # 1 + |V| + |E| when cold).

@@ -1,4 +1,6 @@
 """POST /searches: start an evidence-graph search; it runs in the background.
+`params.source` ("local" or "semantic-scholar") says where seeds and neighbourhood come
+from; a semantic-scholar search needs the server's providers enabled.
 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
@@ -64,7 +66,12 @@ class SearchController(Controller):
           summary="Start a search; 202 with the run id, the run goes on in the background")
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
                      settings: NamedDependency[Settings]) -> SearchAccepted:
-        run = registry.submit_search(build_request(data, settings.search))
+        request = build_request(data, settings.search)
+        if request.params.source == "semantic-scholar" and not settings.providers.enabled:
+            raise InvalidRequest("params.source semantic-scholar: external providers are off "
+                                 "on this server (CRASE_PROVIDERS__ENABLED); give source "
+                                 "local")
+        run = registry.submit_search(request)
         return SearchAccepted(run_id=run.id, status=run.status, run_url=f"/runs/{run.id}")
 
 

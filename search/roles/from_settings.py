@@ -13,10 +13,11 @@ from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
 
 
-def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = None
-                          ) -> SearchBackends:
-    """Build once and reuse: the offline scorer keeps the embedding model in memory."""
-    model = build_model_backends(settings, ModelRunner.from_settings(settings.models))
+def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = None,
+                          runner: ModelRunner | None = None) -> SearchBackends:
+    """Build once and reuse: the offline scorer keeps the embedding model in memory.
+    `runner` (default: one from the settings) carries the ledger every model call goes to."""
+    model = build_model_backends(settings, runner or ModelRunner.from_settings(settings.models))
     # One encoder (weights loaded on first use) embeds the query and, offline, the claims.
     encoder = encoder or MiniLmEncoder()
     return SearchBackends(
@@ -24,6 +25,7 @@ def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = No
         extractor=model.claims or OfflineClaimExtractor(),
         scorer=model.entailment or OfflineEntailmentScorer(encoder),
         encoder=encoder,
+        provider=settings.providers,
     )
 
 

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from crase.models.minilm import MiniLmEncoder
 from crase.scoring.claims import Claim, PaperText
+from crase.settings import ProviderSettings
 from crase.usage import Usage
 
 
@@ -58,6 +59,8 @@ class SearchBackends:
     scorer: EntailmentScorer
     # Embeds the query for the vector half of its own search; None: BM25 only.
     encoder: MiniLmEncoder | None = None
+    # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
+    provider: ProviderSettings | None = None
 
     def names(self) -> dict[str, str]:
         return {"planner": self.planner.name, "claims": self.extractor.name,

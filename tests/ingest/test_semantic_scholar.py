@@ -17,7 +17,14 @@ from crase.errors import (
     ProviderUnavailable,
 )
 from crase.http import retry_after_seconds
-from crase.ingest.semantic_scholar import RateLimiter, S2Paper, SemanticScholarClient, paper_from_s2
+from crase.ingest.semantic_scholar import (
+    REFERENCE_ID_FIELDS,
+    RateLimiter,
+    S2Paper,
+    SemanticScholarClient,
+    neighbour_pages,
+    paper_from_s2,
+)
 from crase.settings import ProviderSettings
 from tests.ingest.replay_server import ReplayServer, Reply, fixture
 
@@ -231,3 +238,41 @@ def test_a_lower_cap_than_assumed_ends_the_list_as_truncated(
     server.add("GET", "paper/z/citations", Reply.json({"error": "bad fields"}, 400))
     with pytest.raises(ProviderRequestRejected):  # refused at the first page: a real error
         run(server, lambda c: c.citations("z"))
+
+
+def test_the_client_counts_calls_tries_and_waits(server: ReplayServer) -> None:
+    server.add("GET", "paper/x", Reply.json({}, 503), Reply.json({"paperId": "x"}))
+    server.add("GET", "paper/y", Reply.json({"paperId": "y"}))
+
+    async def two(client: SemanticScholarClient) -> tuple[int, int, float, float]:
+        await client.paper("x")
+        await client.paper("y")
+        return client.calls, client.requests_sent, client.retry_wait_s, \
+            client.rate_limit_wait_s
+
+    calls, tries, retry_wait, rate_wait = run(server, two, requests_per_second=5.0)
+    assert (calls, tries) == (2, 3) and retry_wait > 0
+    assert 0.3 < rate_wait < 0.5  # three tries 0.2 s apart: two waits for a slot
+
+
+def test_pages_per_list_are_known_before_the_calls(server: ReplayServer,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    assert [neighbour_pages(n, 10_000) for n in (0, 1, 1000, 1001, 25_000)] == [1, 1, 1, 2, 10]
+    assert neighbour_pages(50, 5) == 1
+    monkeypatch.setattr("crase.ingest.semantic_scholar.PAGE_SIZE", 3)
+    server.add("GET", f"paper/{CENTRE}/references",
+               Reply(paged=fixture("references.json")["data"]))
+
+    async def count(client: SemanticScholarClient) -> int:
+        await client.references(CENTRE)
+        return client.calls
+
+    assert run(server, count) == 3  # seven entries, pages of three
+
+
+def test_reference_lists_come_from_the_batch_endpoint(server: ReplayServer) -> None:
+    server.add("POST", "paper/batch", Reply.json([
+        {"paperId": "a", "references": [{"paperId": "b"}, {"paperId": None}]}, None]))
+    found = run(server, lambda c: c.papers(["a", "z"], fields=REFERENCE_ID_FIELDS))
+    assert [r.paperId for r in found[0].references] == ["b", None] and found[1] is None
+    assert server.seen("paper/batch")[0].query["fields"] == ["paperId,references.paperId"]
