@@ -78,9 +78,10 @@ from crase.errors import (
     AnalystQueryTimeout,
     AnalystQueryTooComplex,
     AnalystQueryUnanswered,
+    DatabaseAuthFailed,
     DatabaseUnavailable,
 )
-from crase.graph import Graph
+from crase.graph import Graph, auth_failed_message
 from crase.settings import ApiSettings
 
 T = TypeVar("T")
@@ -443,7 +444,9 @@ def check_functions(details: str) -> None:
 def translated_errors(timeout_s: float, stage: Stage) -> Iterator[None]:
     try:
         yield
-    except (ServiceUnavailable, SessionExpired, AuthError) as err:
+    except AuthError as err:
+        raise DatabaseAuthFailed(auth_failed_message("", "")) from err
+    except (ServiceUnavailable, SessionExpired) as err:
         raise DatabaseUnavailable(f"Neo4j is not reachable ({err}); "
                                   "start it with `crase db start`") from err
     except ClientError as err:

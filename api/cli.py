@@ -8,12 +8,13 @@ stderr, `crase: <what is wrong>; <what to do>`, and exit code 2.
 """
 
 import argparse
+import difflib
 import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -27,10 +28,44 @@ ENV_PREFIX = "CRASE_"
 
 class CraseArgumentParser(argparse.ArgumentParser):
     """argparse that raises a bad flag as InvalidRequest, so that it ends in main's one
-    line and not in a usage block and SystemExit; subparsers are of this class too."""
+    line and not in a usage block and SystemExit; subparsers are of this class too.
+
+    An unknown flag is reported by the command it was given to (`crase search tachyon
+    --k 5` names `crase search`, its usage and the flag meant), not by `crase` itself."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The innermost command's default wins (a subcommand's defaults are set last), so
+        # after parsing this names the parser of the command that was run.
+        self.set_defaults(command_parser=self)
 
     def error(self, message: str) -> NoReturn:
         raise InvalidRequest(f"{message}; see `{self.prog} --help`")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser: CraseArgumentParser = getattr(parsed, "command_parser", self)
+            parser.error(parser.unrecognized(extras))
+        return parsed
+
+    def unrecognized(self, extras: Sequence[str]) -> str:
+        """What was not understood, the flag probably meant, and the command's usage."""
+        message = f"unrecognized arguments: {' '.join(extras)}"
+        known = [flag for action in self._actions for flag in action.option_strings]
+        for extra in extras:
+            if extra.startswith("-"):
+                close = difflib.get_close_matches(extra.split("=")[0], known, n=1, cutoff=0.6)
+                if close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        return f"{message}; {self.prog} takes {self.short_usage()}"
+
+    def short_usage(self) -> str:
+        positionals = [action.metavar or action.dest for action in self._actions
+                       if not action.option_strings and action.dest != "command_parser"]
+        return " ".join([*map(str, positionals), "[options]"])
 
 
 def command_groups() -> list[ModuleType]:

@@ -13,18 +13,26 @@ from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionE
 
 from crase.cypher.catalog import load_query, query_names
 from crase.database import Neo4jServer
-from crase.errors import DatabaseError, DatabaseUnavailable
+from crase.errors import DatabaseAuthFailed, DatabaseError, DatabaseUnavailable
 from crase.settings import DatabaseSettings
 
 Row = dict[str, Any]
 
 
 class Graph:
-    """A driver plus the database name; thin, so tests and the API share it."""
+    """A driver plus the database name; thin, so tests and the API share it.
 
-    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+    The first query checks the connection once (one round trip), so a closed port or a
+    wrong password is reported at once instead of after the driver's transaction retries
+    (30 s and more); once it has answered, a lost connection is retried as usual."""
+
+    def __init__(self, driver: Driver, database: str = "neo4j", address: str = "",
+                 user: str = "") -> None:
         self.driver = driver
         self.database = database
+        self.address = address  # the Bolt URI, for messages
+        self.user = user
+        self.checked = False
 
     @classmethod
     def connect(cls, settings: DatabaseSettings, retry_s: float | None = None) -> "Graph":
@@ -36,7 +44,7 @@ class Graph:
         # for query authors, not for users of the tool.
         driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password),
                                       notifications_min_severity="OFF", **options)
-        return cls(driver, settings.database)
+        return cls(driver, settings.database, settings.bolt_uri(), settings.user)
 
     def close(self) -> None:
         self.driver.close()
@@ -61,16 +69,37 @@ class Graph:
             applied.append(name)
         return applied
 
+    def check_connection(self) -> None:
+        """One round trip to the server: DatabaseUnavailable when nothing answers there,
+        DatabaseAuthFailed when it refuses the user or password."""
+        with self._wrapped("connection check"):
+            self.driver.verify_connectivity()
+        self.checked = True
+
     @contextmanager
     def _wrapped(self, name: str) -> Iterator[None]:
+        if not self.checked and name != "connection check":
+            self.check_connection()
         try:
             yield
-        except (ServiceUnavailable, SessionExpired, AuthError) as err:
+        except AuthError as err:
+            raise DatabaseAuthFailed(auth_failed_message(self.address, self.user)) from err
+        except (ServiceUnavailable, SessionExpired) as err:
+            where = f" at {self.address}" if self.address else ""
             raise DatabaseUnavailable(
-                f"Neo4j is not reachable ({err}); start it with `crase db start`"
+                f"Neo4j is not reachable{where} ({err}); start it with `crase db start`, "
+                "or point CRASE_DATABASE__URI (or CRASE_DATABASE__BOLT_PORT) at a running one"
             ) from err
         except Neo4jError as err:
             raise DatabaseError(f"query {name} failed: {err.code}: {err.message}") from err
+
+
+def auth_failed_message(address: str, user: str) -> str:
+    where = f" at {address}" if address else ""
+    who = f" for user {user!r}" if user else ""
+    return (f"Neo4j{where} refused the login{who}: authentication failed; set "
+            "CRASE_DATABASE__USER and CRASE_DATABASE__PASSWORD to the server's credentials "
+            "(or unset the password to use the one `crase db start` generated)")
 
 
 def _collect(tx: ManagedTransaction, query: LiteralString, params: dict[str, Any]) -> list[Row]:

@@ -42,10 +42,53 @@ def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
-def browser_query(run_id: str, relationship: str = "") -> str:
-    """The Cypher that shows a run in Neo4j Browser (all its links, or one kind)."""
+# What the printed query opens by default: the papers a run returned and the seeds it
+# started from, not the hundreds it only considered.
+OPEN_RUN_LINKS = "RETURNED|SEEDED"
+# The Run's own properties; a parameter of the same name is not copied over one of them.
+RUN_PROPERTIES = frozenset({
+    "id", "kind", "query", "params", "status", "started", "finished", "backends", "plan",
+    "counts", "timings", "usage", "error", "outcome", "audit", "audit_path"})
+PlainValue = str | int | float | bool | list[Any]
+
+
+def browser_query(run_id: str, relationship: str = OPEN_RUN_LINKS) -> str:
+    """The Cypher that shows a run in Neo4j Browser: its returned and seed papers, or the
+    links of the kinds given ('' for all)."""
     kind = f":{relationship}" if relationship else ""
     return f"MATCH (r:Run {{id: '{run_id}'}})-[x{kind}]->(p:Paper) RETURN r, x, p"
+
+
+def plain_properties(params: dict[str, Any]) -> dict[str, PlainValue]:
+    """The run's parameters as properties Neo4j can hold (`r.tau`, `r.k`, `r.mode`): nested
+    settings are flattened to their own names (`params.tau` -> `tau`; a second `x` under
+    another part becomes `part_x`); nulls, maps in lists and mixed lists are left to the
+    JSON string `r.params`, which keeps everything."""
+    flat: dict[str, PlainValue] = {}
+
+    def visit(values: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key, value in values.items():
+            if isinstance(value, dict):
+                visit(value, (*path, key))
+                continue
+            if not is_plain(value):
+                continue
+            name = key if key not in flat and key not in RUN_PROPERTIES \
+                else "_".join((*path, key))
+            if name not in flat and name not in RUN_PROPERTIES:
+                flat[name] = value
+    visit(params, ())
+    return flat
+
+
+def is_plain(value: Any) -> bool:
+    """A value Neo4j stores as a property: a scalar, or a list of scalars of one type."""
+    if isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list):
+        kinds = {type(item) for item in value}
+        return len(kinds) <= 1 and kinds <= {str, int, float, bool}
+    return False
 
 
 class RunObserver(Protocol):
@@ -152,7 +195,8 @@ class RunRecorder:
     def open(self, kind: str, query: str, params: dict[str, Any],
              backends: dict[str, str]) -> None:
         self.graph.write("create_run", id=self.run_id, kind=kind, query=query,
-                         params=to_json(params), started=now_iso(), backends=to_json(backends))
+                         params=to_json(params), started=now_iso(), backends=to_json(backends),
+                         properties=plain_properties(params))
 
     def link(self, query: str, rows: list[dict[str, Any]], batch: int = LINK_BATCH) -> None:
         """Rows to a link query (`$run_id`, `$rows`), in batches of `batch`."""

@@ -31,8 +31,9 @@ LINK_BATCH = 2000
 
 
 def browser_query(run_id: str) -> str:
-    return (f"{shared_browser_query(run_id, 'IDEA_CANDIDATE')} "
-            "ORDER BY x.final_rank, x.shortlist_position")
+    """The run and its final works; every candidate with its decisions is one click away
+    (`-[x:IDEA_CANDIDATE]->`, see docs/neo4j-browser.md)."""
+    return f"{shared_browser_query(run_id, 'RETURNED')} ORDER BY x.rank"
 
 
 def record_candidates(recorder: RunRecorder, candidates: list[Candidate]) -> int:
@@ -109,3 +110,4 @@ def export_idea_audit(graph: Graph, run_id: str) -> dict[str, Any]:
                         "before the record stage)"}
     audit: dict[str, Any] = json.loads(row["audit"])
     return audit
+

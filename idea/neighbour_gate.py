@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from crase.errors import ProviderError
 from crase.graph import Graph
-from crase.idea.assessment import assess_candidates, assessment_key
+from crase.idea.assessment import Progress, assess_candidates, assessment_key
 from crase.idea.candidates import Candidate, Decision, RouteHit
 from crase.idea.discovery import add_provider_record
 from crase.idea.identity import IdentityRegistry, apply_eligibility
@@ -154,6 +154,7 @@ def run_gate(
     request: IdeaRequest,
     providers: ProviderSettings | None,
     s2_status: ProviderStatus,
+    progress: Progress | None = None,
 ) -> GateReport:
     """Seeds -> neighbours (graph, and Semantic Scholar when it answers) -> identity ->
     grades -> admission; admitted works are assessed like the rest of the pool."""
@@ -174,16 +175,32 @@ def run_gate(
     report.provider = _read_provider_neighbours(graph, registry, seeds, request, providers,
                                                 s2_status, first_seed, order)
     entries = _gate_entries(seeds, order, first_seed, request, report)
-    verdicts = scorer.score(runner, structure, [c.primary for c, _ in entries],
-                            params.neighbour_batch) if entries else []
+    verdicts = grade_neighbours(scorer, runner, structure, [c for c, _ in entries],
+                                params.neighbour_batch, progress)
     gate_entries = [GateEntry(c.work_id, seed_index, position, verdict)
                     for position, ((c, seed_index), verdict)
                     in enumerate(zip(entries, verdicts, strict=True))]
     decisions = admit_neighbours(gate_entries, params.neighbour_per_seed,
                                  params.neighbour_budget)
     admitted = _apply_decisions([c for c, _ in entries], gate_entries, decisions, report)
-    assess_candidates(assessor, runner, structure, admitted)
+    assess_candidates(assessor, runner, structure, admitted, progress, "neighbours assessed")
     return report
+
+
+def grade_neighbours(scorer: NeighbourScorer, runner: ModelRunner, structure: IdeaStructure,
+                     candidates: list[Candidate], batch_size: int,
+                     progress: Progress | None) -> list[NeighbourVerdict]:
+    """The scorer's verdicts, a few of its batches at a time so that the count moves."""
+    verdicts: list[NeighbourVerdict] = []
+    step = max(batch_size, 1) * 8  # the default endpoint concurrency
+    for start in range(0, len(candidates), step):
+        if progress is not None:
+            progress("neighbours graded", start, len(candidates))
+        verdicts += scorer.score(runner, structure,
+                                 [c.primary for c in candidates[start:start + step]], batch_size)
+    if progress is not None and candidates:
+        progress("neighbours graded", len(candidates), len(candidates))
+    return verdicts
 
 
 def _read_graph_neighbours(graph: Graph, registry: IdentityRegistry, seeds: list[Candidate],

@@ -16,7 +16,7 @@ from typing import Any
 
 from crase.errors import RunCancelled
 from crase.graph import Graph
-from crase.idea.assessment import assess_candidates
+from crase.idea.assessment import assess_candidates, match_strength, weak_match_warning
 from crase.idea.audit import (
     browser_query,
     record_candidates,
@@ -75,6 +75,10 @@ class IdeaPaperResult:
     routes: list[str]
     pdf_status: str
     shortlist_position: int | None
+    # How well the assessment matches the idea (idea.assessment.match_strength), and the
+    # idea-paper similarity it rests on; defaults for audits written before them.
+    match: str = ""
+    similarity: float | None = None
 
 
 @dataclass
@@ -89,6 +93,7 @@ class IdeaResult:
     papers: list[IdeaPaperResult] = field(default_factory=list)
     ranking: dict[str, Any] = field(default_factory=dict)
     incomplete: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. a weak match
     counts: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     backends: dict[str, str] = field(default_factory=dict)
@@ -191,12 +196,13 @@ def _discover_and_rank(graph: Graph, backends: IdeaBackends, state: RunState,
     with run.stage("selection"):
         selected = select_for_assessment(registry.works, structure.idea_terms(), params)
         state.selected = len(selected)
+    progress = run.clock.observer.items_done
     with run.stage("assessment"):
-        assess_candidates(backends.assessor, runner, structure, selected)
+        assess_candidates(backends.assessor, runner, structure, selected, progress)
     with run.stage("neighbours"):
         state.gate = run_gate(graph, registry, structure, backends.neighbour_scorer,
                               backends.assessor, runner, request, backends.providers,
-                              state.providers["semantic_scholar"])
+                              state.providers["semantic_scholar"], progress)
     with run.stage("shortlist"):
         state.shortlist = build_shortlist(registry.works, params)
     with run.stage("pdf"):
@@ -255,9 +261,8 @@ def _outcome(state: RunState) -> str:
 def _incomplete(state: RunState) -> list[str]:
     """What a valid ranking had to do without: the run is 'partial' when this is not empty."""
     notes = []
-    for status in state.providers.values():
-        if not status.available and not status.detail.startswith("not probed"):
-            notes.append(f"provider {status.name} {status.detail}")
+    if providers := _providers_missing(state):
+        notes.append(providers)
     for route in state.routes:
         if route.status in ("failed", "partial"):
             notes.append(f"route {route.route} {route.status}: {route.reason}")
@@ -274,6 +279,36 @@ def _incomplete(state: RunState) -> list[str]:
         notes.append(f"{len(state.structure.failures)} structuring calls failed (offline "
                      "parts used instead)")
     return notes
+
+
+def _providers_missing(state: RunState) -> str | None:
+    """One note for every provider that did not answer (offline, all of them fail alike)."""
+    missing = [s for s in state.providers.values()
+               if not s.available and not s.detail.startswith("not probed")]
+    if not missing:
+        return None
+    names = ", ".join(s.name for s in missing)
+    details = {s.detail for s in missing}
+    reasons = (f" ({details.pop()})" if len(details) == 1 else
+               ": " + "; ".join(f"{s.name} {s.detail}" for s in missing))
+    return (f"providers not reachable, searched the corpus only: {names}{reasons}; "
+            "--no-providers skips them")
+
+
+def _warnings(state: RunState) -> list[str]:
+    """A weak-match warning, judged on the final works, else (none was ranked) on every
+    assessed work, else (discovery found nothing to assess) on the empty result."""
+    results = _paper_results(state)
+    if results:
+        warning = weak_match_warning([p.grade for p in results],
+                                     [p.similarity for p in results])
+    elif assessed := [w.assessment for w in state.registry.works if w.assessment is not None]:
+        warning = weak_match_warning([a.score for a in assessed],
+                                     [a.task_similarity for a in assessed])
+    else:
+        # Only once the run got to its ranking: an earlier failure says nothing of the match.
+        warning = None if state.expert is None else weak_match_warning([None], [])
+    return [warning] if warning else []
 
 
 def _counts(state: RunState) -> dict[str, Any]:
@@ -332,7 +367,9 @@ def _paper_results(state: RunState) -> list[IdeaPaperResult]:
             reason=final.reason, evidence_source=final.evidence_source,
             grade=a.score if a else None, assessment_status=a.status if a else None,
             routes=c.route_names, pdf_status=c.pdf.status if c.pdf else "not_attempted",
-            shortlist_position=c.shortlist.position if c.shortlist else None))
+            shortlist_position=c.shortlist.position if c.shortlist else None,
+            match=match_strength(a.score if a else None, a.task_similarity if a else None),
+            similarity=a.task_similarity if a else None))
     return results
 
 
@@ -359,6 +396,7 @@ def build_audit(state: RunState, backends: IdeaBackends, timings: dict[str, floa
         "final_ranking": [asdict(paper) for paper in _paper_results(state)],
         "report": state.report.to_audit() if state.report else None,
         "incomplete": _incomplete(state),
+        "warnings": _warnings(state),
         "counts": _counts(state),
         "timings": dict(timings),
         "usage": state.runner.ledger.to_dict(),
@@ -389,7 +427,8 @@ def _finish(run: RunLifecycle, backends: IdeaBackends, state: RunState, outcome:
     return IdeaResult(
         run_id=state.run_id, status=status, outcome=outcome, mode=state.request.mode,
         idea=state.request.idea, papers=_paper_results(state),
-        ranking=audit["expert"] or {}, incomplete=audit["incomplete"], counts=audit["counts"],
+        ranking=audit["expert"] or {}, incomplete=audit["incomplete"],
+        warnings=audit["warnings"], counts=audit["counts"],
         timings=audit["timings"], backends=audit["backends"], providers=audit["providers"],
         usage=audit["usage"], report=audit["report"], audit_path=str(path) if path else None,
         browser_query=browser_query(state.run_id), audit=audit)

@@ -2,7 +2,9 @@
 on the way (each with Delta and its best-grounded claim pair), and its strongest edges.
 """
 
+import textwrap
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,3 +111,39 @@ def attach_claim_pairs(evidence: dict[str, PaperEvidence], matrices: dict[Edge, 
                 item.citing_claim = citing_claims[i].text
                 item.cited_claim = cited_claims[j].text
                 item.support = round(float(matrix[i, j]), 4)
+
+
+# --- evidence in words (the command line's table, the exports) ----------------------------
+
+# Delta is the share of the citing paper's claims that the cited paper grounds; a reader
+# gets it in words: from half the claims on strong, from a quarter moderate, above 0 weak.
+STRONG_SUPPORT, MODERATE_SUPPORT = 0.5, 0.25
+
+
+def clip(text: str, width: int) -> str:
+    """`text` on one line, cut at a word boundary to at most `width` characters."""
+    return textwrap.shorten(" ".join(text.split()), width=width, placeholder="...")
+
+
+def support_words(delta: float) -> str:
+    if delta >= STRONG_SUPPORT:
+        return "strong support"
+    if delta >= MODERATE_SUPPORT:
+        return "moderate support"
+    return "weak support" if delta > 0 else "no support"
+
+
+def describe_delta(delta: float) -> str:
+    """'Delta 0.41 (moderate support: 41% of the citing paper's claims grounded)'."""
+    return (f"Delta {delta:.2f} ({support_words(delta)}: {delta:.0%} of the citing paper's "
+            "claims grounded)")
+
+
+def describe_score(score: float, rank: int, scores: Sequence[float]) -> str:
+    """A walk score in words: its rank and its share of the listed papers' total, e.g.
+    'walk score 0.02031: rank 4 of 50, 4.1% of the list's total (average 2.0%)'."""
+    total = sum(scores)
+    if score <= 0 or total <= 0:
+        return f"rank {rank} of {len(scores)}; no walk score (placed by text relevance)"
+    return (f"walk score {score:.5f}: rank {rank} of {len(scores)}, {score / total:.1%} of "
+            f"the list's total (average {1 / len(scores):.1%})")

@@ -6,13 +6,15 @@ of workers with the same scorer can share a corpus: a batch scored twice is rewr
 the same values.
 """
 
-import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from crase.graph import Graph
 from crase.search.grounding import batched, ensure_claims, ensure_edge_scores
 from crase.search.roles.protocols import SearchBackends
+
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -33,7 +35,9 @@ class ScoringReport:
 
 
 def score_corpus(graph: Graph, backends: SearchBackends, theta: float, batch_size: int = 2000,
-                 limit: int | None = None, quiet: bool = False) -> ScoringReport:
+                 limit: int | None = None, progress: Progress | None = None) -> ScoringReport:
+    """Claims and Delta for every unscored edge, in idempotent batches; `progress(stage, done,
+    total)` hears after each batch (the command line's counter shows rate and ETA)."""
     rows = graph.read("find_unscored_edges", scorer=backends.scorer.name,
                       version=backends.scorer.version, limit=limit or 2**62)
     edges = [(r["citing"], r["cited"]) for r in rows]
@@ -48,17 +52,8 @@ def score_corpus(graph: Graph, backends: SearchBackends, theta: float, batch_siz
         report.edges_failed += len(scores.failed)
         report.edges_without_claims += len(scores.without_claims)
         report.seconds = time.perf_counter() - start
-        if not quiet:
-            print_rate(report)
+        if progress is not None:
+            done = report.edges_scored + report.edges_failed + report.edges_without_claims
+            progress("scoring edges", done, report.edges_found)
     report.seconds = time.perf_counter() - start
     return report
-
-
-def print_rate(report: ScoringReport) -> None:
-    done = report.edges_scored + report.edges_failed + report.edges_without_claims
-    rate = done / report.seconds if report.seconds else 0.0
-    left = (report.edges_found - done) / rate if rate else 0.0
-    print(f"\r  scoring: {done}/{report.edges_found} edges, {rate:.0f} edges/s, "
-          f"about {left:.0f} s left", end="", file=sys.stderr, flush=True)
-    if done >= report.edges_found:
-        print(file=sys.stderr)

@@ -4,7 +4,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -12,13 +12,14 @@ from crase.api.commands.search import flag_name, flag_number
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.request import IdeaRequest
+from crase.ingest.progress import CountProgress
 from crase.run_lifecycle import Callbacks
 from crase.search.request import describe_invalid
 from crase.search.text_ranking import has_searchable_word
 from crase.settings import Settings
 
 if TYPE_CHECKING:
-    from crase.idea.pipeline import IdeaResult
+    from crase.idea.pipeline import IdeaPaperResult, IdeaResult
 
 # How the command line names each field of an idea request, for its error messages.
 FLAGS = {"idea": "the idea", "year_min": "--year-min", "year_max": "--year-max",
@@ -61,6 +62,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     audit = subparsers.add_parser("idea-audit", help="export the audit JSON of an idea run")
     audit.add_argument("run_id", help="the run id printed by `crase idea`")
     audit.add_argument("--out", type=Path, help="write to this file instead of stdout")
+    audit.add_argument("--summary", action="store_true",
+                       help="print a short readable summary (counts, where candidates were "
+                            "lost) instead of the full JSON")
     audit.set_defaults(handler=export_audit)
 
 
@@ -102,7 +106,8 @@ def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     graph = Graph.connect(settings.database)
     try:
         result = run_idea(graph, backends, request,
-                          observer=Callbacks(on_stage=print_stage))
+                          observer=Callbacks(on_stage=print_stage,
+                                             on_items=CountProgress().update))
     finally:
         graph.close()
     if args.audit_out:
@@ -130,12 +135,13 @@ def print_result(result: "IdeaResult", settings: Settings) -> None:
         failure = result.ranking.get("failure") or {}
         print(f"No ranking: {failure.get('kind')}: {failure.get('detail')}")
     for paper in result.papers:
-        grade = paper.grade if paper.grade is not None else paper.assessment_status
         print(f"{paper.rank}. [{paper.paper_id}] {paper.title} ({paper.year or 'n.d.'})")
-        print(f"   grade {grade}; routes {', '.join(paper.routes)}; shortlist position "
-              f"{paper.shortlist_position}; PDF {paper.pdf_status}; evidence "
-              f"{paper.evidence_source}")
+        print(f"   match {describe_match(paper)}; routes {', '.join(paper.routes)}; "
+              f"shortlist position {paper.shortlist_position}; PDF {paper.pdf_status}; "
+              f"evidence {paper.evidence_source}")
         print(f"   {paper.reason}")
+    for note in result.warnings:
+        print(f"Warning: {note}")
     for note in result.incomplete:
         print(f"Incomplete: {note}")
     if result.report and result.report.get("path"):
@@ -146,6 +152,14 @@ def print_result(result: "IdeaResult", settings: Settings) -> None:
           f"{result.browser_query}")
 
 
+def describe_match(paper: "IdeaPaperResult") -> str:
+    """'weak (grade 1 of 3, similarity 0.16)': the match in words, then what it rests on."""
+    grade = (f"grade {paper.grade} of 3" if paper.grade is not None
+             else f"not graded: {paper.assessment_status}")
+    similarity = f", similarity {paper.similarity:.2f}" if paper.similarity is not None else ""
+    return f"{paper.match or 'unknown'} ({grade}{similarity})"
+
+
 def export_audit(args: argparse.Namespace, settings: Settings) -> int:
     from crase.idea.audit import export_idea_audit
 
@@ -154,10 +168,42 @@ def export_audit(args: argparse.Namespace, settings: Settings) -> int:
         audit = export_idea_audit(graph, args.run_id)
     finally:
         graph.close()
-    text = json.dumps(audit, indent=1, sort_keys=True, default=str) + "\n"
+    text = (json.dumps(audit, indent=1, sort_keys=True, default=str) + "\n"
+            if not args.summary else "\n".join(summary_lines(audit)) + "\n")
     if args.out:
         args.out.write_text(text, encoding="utf-8")
         print(f"wrote {args.out}")
     else:
         print(text, end="")
     return 0
+
+
+def summary_lines(audit: dict[str, Any]) -> list[str]:
+    """`crase idea-audit RUN --summary`: the counts at each step, how many candidates each
+    step lost (api/pages/idea_summary.py decides where, for the web page too), the final
+    works with their match, and the run's warnings and gaps."""
+    from crase.api.pages.idea_summary import summarize_audit
+
+    if "candidates" not in audit:  # the run stored no audit (yet)
+        return [f"Run {audit['run_id']} ({audit.get('status')}): {audit.get('note')}"]
+    c = audit["counts"]
+    routes = ", ".join(f"{name} {n}" for name, n in sorted(c["works_by_route"].items()))
+    grades = ", ".join(f"grade {g}: {n}" for g, n in sorted(c["assessed_by_grade"].items()))
+    lines = [
+        f"Run {audit['run_id']}: outcome {audit['outcome']}; idea: {audit['idea']}",
+        f"Found      {c['works']} works from {c['queries']} queries ({routes or 'no route'})",
+        f"Assessed   {c['selected_for_assessment']} selected; {grades or 'none graded'}",
+        f"Gate       {c['gate_admitted']} citation neighbours admitted",
+        f"Shortlist  {c['shortlist']}; PDFs {c['pdf_acquired']} of {c['pdf_attempts']} "
+        f"acquired; final {c['final']}",
+        "Where candidates were lost:",
+    ]
+    lines += [f"  {stage:<14} {count:>5}  {meaning}"
+              for stage, meaning, count in summarize_audit(audit)["stages"] if count]
+    for paper in audit["final_ranking"]:
+        match = f", match {paper['match']}" if paper.get("match") else ""
+        lines.append(f"  {paper['rank']}. {paper['title']} ({paper['year'] or 'n.d.'}): "
+                     f"grade {paper['grade']}{match}")
+    lines += [f"Warning: {note}" for note in audit.get("warnings", [])]
+    lines += [f"Incomplete: {note}" for note in audit["incomplete"]]
+    return lines

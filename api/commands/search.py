@@ -3,14 +3,17 @@
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from crase.errors import InvalidRequest
 from crase.graph import Graph
+from crase.ingest.progress import CountProgress
+from crase.paper_links import best_link, paper_links
 from crase.run_lifecycle import Callbacks, browser_query
+from crase.search.evidence import EdgeEvidence, clip, describe_delta, describe_score
 from crase.search.request import (
     Loc,
     SearchRequest,
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
 FLAGS = {"query": "the query", "k": "-k", "query_seeds": "--query-seeds",
          "sub_queries": "--sub-queries", "seeds_per_query": "--seeds-per-query",
          "theta": "--theta", "tau": "--tau", "beta": "--beta", "reference_year": "--year",
-         "exclude": "--exclude"}
+         "exclude": "--exclude", "source": "--source", "hops": "--hops"}
 NO_WORDS = ("the query has no word to search for (only spaces, punctuation or search "
             "syntax); give the research question in words, e.g. crase search \"tachyon "
             "condensation on D-branes\"")
@@ -112,6 +115,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                         help="recency exponent (default 0.5)")
     search.add_argument("--orientation", choices=["references", "citing", "both"],
                         help="which way the walk follows citations")
+    search.add_argument("--source", choices=["local", "semantic-scholar"],
+                        help="seeds and neighbourhood from the local index (default) or "
+                             "fetched from Semantic Scholar (docs/semantic-scholar.md)")
     search.add_argument("--fill", choices=["none", "text"],
                         help="fill places the walk leaves empty with full-text hits "
                              "(default text)")
@@ -139,7 +145,7 @@ def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest
     query without a word ends here as InvalidRequest, naming the flag and its range."""
     overrides = {name: getattr(args, name) for name in (
         "k", "ranker", "hops", "query_seeds", "sub_queries", "seeds_per_query",
-        "seed_weights", "weighting", "theta", "tau", "beta", "orientation", "fill")
+        "seed_weights", "weighting", "theta", "tau", "beta", "orientation", "fill", "source")
         if getattr(args, name) is not None}
     # First: "*" or "" would otherwise be called too short, and "***" still has no word.
     if not has_searchable_word(args.query):
@@ -165,16 +171,20 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     graph = Graph.connect(settings.database)
     try:
         result = run_search(graph, backends, request,
-                            observer=Callbacks(on_items=print_progress))
-        hint = None if result.seeds else no_seed_hint(graph)
+                            observer=Callbacks(on_items=CountProgress().update),
+                            notice=lambda line: print(line, file=sys.stderr))
+        hint = None if result.seeds and result.results else no_seed_hint(graph)
+        details = read_details(graph, result)
     finally:
         graph.close()
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print(json.dumps(result_json(result, details), indent=2, default=str))
     else:
-        print_result(result, settings)
+        print_result(result, settings, details)
     if hint:
         print(f"crase: {hint}", file=sys.stderr)
+    for problem in result.problems:  # a partial run: what Semantic Scholar did not give
+        print(f"crase: partial: {problem}", file=sys.stderr)
     return 0
 
 
@@ -182,15 +192,59 @@ def no_seed_hint(graph: Graph) -> str:
     """Why a search found no seed (so the walk had nowhere to start), and what to do."""
     if not graph.read("count_papers_and_citations")[0]["papers"]:
         return "no seeds: the graph holds no papers; load a corpus first (crase load DIR)"
-    return ("no seeds: no paper matched the query's words; try other words, or load a "
-            "corpus that covers them (crase load DIR)")
+    return ("no seeds: no paper matched the query's words; try other words (a term of the "
+            "field, a title you know), fewer words, `crase embed` once for the search by "
+            "meaning, or load a corpus that covers them (crase load DIR)")
 
 
-def print_progress(stage: str, done: int, total: int) -> None:
-    print(f"\r  {stage}: {done}/{total}", end="\n" if done >= total else "", file=sys.stderr)
+Details = Mapping[str, Mapping[str, Any]]
 
 
-def print_result(result: "SearchResult", settings: Settings) -> None:
+def read_details(graph: Graph, result: "SearchResult") -> dict[str, dict[str, Any]]:
+    """Title, authors, venue and identifiers of every paper the result names: the returned
+    ones and those on their evidence (seeds, edge ends), which are shown by title."""
+    ids = {paper.id for paper in result.results}
+    for paper in result.results:
+        ev = paper.evidence
+        ids.update(end for edge in ev.edges() for end in (edge.citing, edge.cited))
+        if ev.reached_from:
+            ids.add(ev.reached_from)
+    return {row["id"]: row for row in graph.read("read_paper_details", ids=sorted(ids))}
+
+
+def paper_fields(row: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the --json results add to each paper: identifiers, abstract, venue, links."""
+    row = row or {}
+    return {"arxiv_id": row.get("arxiv_id"), "doi": row.get("doi"),
+            "abstract": row.get("abstract"), "authors": row.get("authors") or [],
+            "venue": row.get("venue") or row.get("journal_ref"), "links": paper_links(row)}
+
+
+def result_json(result: "SearchResult", details: Details) -> dict[str, Any]:
+    data = result.to_dict()
+    for paper in data["results"]:
+        paper.update(paper_fields(details.get(paper["id"])))
+    return data
+
+
+AUTHORS_WIDTH = 24  # the authors column of the table
+
+
+def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> str:
+    """'First Author et al.' (the name alone for a single author) in `width` characters;
+    a long name is cut, never the 'et al.'."""
+    names = [name for name in authors or [] if name.strip()]
+    if not names:
+        return "-"
+    more = " et al." if len(names) > 1 else ""
+    return clip(names[0], width - len(more)) + more
+
+
+def print_result(result: "SearchResult", settings: Settings,
+                 details: Details | None = None) -> None:
+    """The run's summary, one row per paper (authors and a link when `details` has them),
+    and two lines of evidence under each, papers named by title."""
+    details = details or {}
     c = result.counts
     print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
           f"|V|={c['nodes']}, |E|={c['edges']}; pruned {c['edges_pruned']} edges and "
@@ -205,12 +259,18 @@ def print_result(result: "SearchResult", settings: Settings) -> None:
     sub_queries: dict[str, str] = {}
     for seed in result.seeds:
         sub_queries.setdefault(seed.paper_id, seed_source(seed))
-    print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  title")
+    titles = {pid: row.get("title") or "" for pid, row in details.items()}
+    scores = [paper.score for paper in result.results]
+    print(f"{'rank':>4}  {'score':>8}  {'year':>4}  {'id':<10}  {'authors':<{AUTHORS_WIDTH}}  "
+          f"{'link':<38}  title")
     for paper in result.results:
+        row = details.get(paper.id, {})
+        authors = short_authors(row.get("authors") or paper.authors)
+        link = best_link(row) or "-"
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
-              f"{paper.title[:90]}")
-        for line in describe_evidence(paper, sub_queries.get(paper.id)):
-            print(f"{'':>30}{line}")
+              f"{authors:<{AUTHORS_WIDTH}}  {link:<38}  {clip(paper.title, 90)}")
+        for line in describe_evidence(paper, sub_queries.get(paper.id), titles, scores):
+            print(f"{'':>6}{line}")
     total = sum(result.timings.values())
     print(f"Time {total:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
     print(f"Open it in Neo4j Browser ({settings.database.browser_url()}):\n  "
@@ -225,32 +285,56 @@ def seed_source(seed: "Seed") -> str:
     return f"sub-query {seed.sub_query_index}, text rank {seed.relevance_rank}"
 
 
-def describe_evidence(paper: "RankedPaper", seeded_by: str | None) -> list[str]:
-    """Two short lines: how the walk reached the paper, and its best-grounded edge."""
+def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
+                      titles: Mapping[str, str] | None = None,
+                      scores: Sequence[float] | None = None) -> list[str]:
+    """Short lines: how the walk reached the paper (other papers named by title where
+    `titles` has them), what its score means among `scores` (the whole list's), and its
+    best-grounded edge; texts end at a word boundary."""
     ev = paper.evidence
+    titles = titles or {}
+    score = [describe_score(paper.score, paper.rank, scores)] if scores else []
     if ev.text_match:
-        return ["full-text match of the query; the evidence graph did not reach it"]
+        return ["full-text match of the query; the evidence graph did not reach it", *score]
     if ev.seed:
         how = f"seed (found by {seeded_by})" if seeded_by else "seed"
         if ev.restart_share is not None:
             how += f", {ev.restart_share:.0%} of the walk's restart mass"
     elif ev.path:
         hops = len(ev.path)
-        how = f"{hops} hop{'s' if hops > 1 else ''} from seed {ev.reached_from}"
+        how = (f"{hops} hop{'s' if hops > 1 else ''} from seed "
+               f"{name_paper(ev.reached_from or '', titles)}")
+        if hops == 1:  # the seed is the other end of the one citation
+            how += " (cites it)" if ev.path[0].citing == paper.id else " (cited by it)"
     else:
         how = "reached by the walk"
     edges = [e for e in ev.edges() if e.citing_claim]
     if not edges:
         # A uniform walk has no claims: name the citation that carried the walk here.
-        if ev.path:
-            last = ev.path[-1]
-            how += f"; via citation {last.citing} -> {last.cited}"
-        return [how]
+        if len(ev.path) > 1:
+            how += "; via: " + describe_citation(ev.path[-1], paper.id, titles)
+        return [how, *score]
     best = max(edges, key=lambda e: e.delta)
-    return [f"{how}; strongest edge {best.citing} -> {best.cited} (Delta {best.delta:.2f})",
-            f"  \"{(best.citing_claim or '')[:70]}\" grounded by "
-            f"\"{(best.cited_claim or '')[:70]}\" "
-            f"({best.support:.2f})"]
+    return [f"{how}; strongest edge: {describe_citation(best, paper.id, titles)}, "
+            f"{describe_delta(best.delta)}", *score,
+            f"  \"{clip(best.citing_claim or '', 70)}\" grounded by "
+            f"\"{clip(best.cited_claim or '', 70)}\" "
+            f"(entailment {best.support or 0:.2f})"]
+
+
+def name_paper(paper_id: str, titles: Mapping[str, str]) -> str:
+    """A paper by its title (cut at a word boundary), else by its id."""
+    title = titles.get(paper_id)
+    return f"\"{clip(title, 60)}\"" if title else paper_id
+
+
+def describe_citation(edge: "EdgeEvidence", here: str, titles: Mapping[str, str]) -> str:
+    """The citation seen from the paper `here`: 'cites "X"' or 'cited by "Y"'."""
+    if edge.citing == here:
+        return f"cites {name_paper(edge.cited, titles)}"
+    if edge.cited == here:
+        return f"cited by {name_paper(edge.citing, titles)}"
+    return f"{name_paper(edge.citing, titles)} cites {name_paper(edge.cited, titles)}"
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
@@ -264,8 +348,9 @@ def score_edges(args: argparse.Namespace, settings: Settings) -> int:
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
     graph = Graph.connect(settings.database)
     try:
+        # Rate and ETA redrawn on a terminal; plain periodic lines in a pipe or log.
         report = score_corpus(graph, backends, settings.search.theta, args.batch_size,
-                              args.limit)
+                              args.limit, progress=CountProgress().update)
     finally:
         graph.close()
     print(report.summary())

@@ -1,12 +1,27 @@
-"""How `crase search` describes each result's evidence in its table."""
+"""How `crase search` shows its results: the table (authors, links), the evidence lines
+(titles, word boundaries, scores and Delta in words), the --json fields, the Run's plain
+parameters and the lighter query that opens a run in Neo4j Browser."""
 
-from crase.api.commands.search import describe_evidence
-from crase.search.evidence import EdgeEvidence, PaperEvidence
+import json
+from pathlib import Path
+from typing import Any, LiteralString, cast
+
+import pytest
+
+from crase.api.cli import main
+from crase.api.commands.search import describe_evidence, short_authors
+from crase.graph import Graph
+from crase.run_lifecycle import browser_query
+from crase.search.evidence import EdgeEvidence, PaperEvidence, clip, describe_delta
 from crase.search.pipeline import RankedPaper
+from tests.api.corpus import ORPHAN, QUERY
+
+LONG_CLAIM = ("The tension of the unstable D-brane is exactly cancelled by the negative "
+              "energy of the tachyon potential at its minimum")
 
 
-def paper(evidence: PaperEvidence) -> RankedPaper:
-    return RankedPaper(1, "p", 0.1, "A title", 2003, [], evidence)
+def paper(evidence: PaperEvidence, score: float = 0.1, rank: int = 1) -> RankedPaper:
+    return RankedPaper(rank, "p", score, "A title", 2003, [], evidence)
 
 
 def test_a_full_text_match_says_the_graph_did_not_reach_it() -> None:
@@ -15,9 +30,116 @@ def test_a_full_text_match_says_the_graph_did_not_reach_it() -> None:
     assert lines == ["full-text match of the query; the evidence graph did not reach it"]
 
 
-def test_a_walked_paper_names_its_seed_and_best_grounded_edge() -> None:
+def test_a_walked_paper_names_its_seed_by_title_and_explains_delta() -> None:
     edge = EdgeEvidence("p", "s", 0.8, "citing claim", "cited claim", 0.71)
+    titles = {"s": "Tachyon condensation in string field theory"}
     lines = describe_evidence(paper(PaperEvidence(seed=False, reached_from="s",
-                                                  path=[edge])), None)
-    assert lines[0] == "1 hop from seed s; strongest edge p -> s (Delta 0.80)"
-    assert '"citing claim" grounded by "cited claim" (0.71)' in lines[1]
+                                                  path=[edge])), None, titles)
+    assert lines[0] == (
+        '1 hop from seed "Tachyon condensation in string field theory" (cites it); '
+        'strongest edge: '
+        'cites "Tachyon condensation in string field theory", Delta 0.80 (strong support: '
+        "80% of the citing paper's claims grounded)")
+    assert lines[1] == '  "citing claim" grounded by "cited claim" (entailment 0.71)'
+
+
+def test_without_a_title_the_id_is_named() -> None:
+    edge = EdgeEvidence("q", "p", 1.0)
+    lines = describe_evidence(paper(PaperEvidence(seed=False, reached_from="q",
+                                                  path=[edge])), None, {})
+    assert lines == ["1 hop from seed q (cited by it)"]
+
+
+def test_a_longer_walk_names_the_last_citation_by_title() -> None:
+    path = [EdgeEvidence("s", "m", 1.0), EdgeEvidence("p", "m", 1.0)]
+    titles = {"s": "The seed", "m": "The middle paper"}
+    lines = describe_evidence(paper(PaperEvidence(seed=False, reached_from="s", path=path)),
+                              None, titles)
+    assert lines == ['2 hops from seed "The seed"; via: cites "The middle paper"']
+
+
+def test_claims_end_at_a_word_boundary() -> None:
+    edge = EdgeEvidence("p", "s", 0.3, LONG_CLAIM, LONG_CLAIM, 0.5)
+    line = describe_evidence(paper(PaperEvidence(seed=False, reached_from="s",
+                                                 path=[edge])), None)[1]
+    quoted = line.split('"')[1]
+    assert quoted.endswith("...") and len(quoted) <= 70
+    assert LONG_CLAIM.startswith(quoted.removesuffix("..."))
+    assert LONG_CLAIM[len(quoted) - 3] == " "  # the cut falls between two words
+    assert clip("short text", 70) == "short text"
+
+
+@pytest.mark.parametrize(("delta", "words"), [
+    (0.41, "moderate support"), (0.5, "strong support"), (0.1, "weak support"),
+    (0.0, "no support")])
+def test_delta_in_words(delta: float, words: str) -> None:
+    assert describe_delta(delta).startswith(f"Delta {delta:.2f} ({words}: {delta:.0%} ")
+
+
+def test_a_score_is_explained_by_rank_and_share() -> None:
+    scores = [0.1, 0.05, 0.03, 0.02031] + [0.01] * 46
+    lines = describe_evidence(paper(PaperEvidence(seed=True, reached_from="p"), 0.02031, 4),
+                              None, {}, scores)
+    assert lines[1] == ("walk score 0.02031: rank 4 of 50, 3.1% of the list's total "
+                        "(average 2.0%)")
+
+
+def test_authors_are_short() -> None:
+    assert short_authors(["A. Sen", "B. Zwiebach", "C. Third"]) == "A. Sen et al."
+    assert short_authors(["A. Sen"]) == "A. Sen"
+    assert short_authors([]) == "-"
+    assert short_authors(["Author Tachyon 10", "B"]) == "Author Tachyon 10 et al."
+    assert short_authors(["A very long first author name indeed", "B"], 22) == \
+        "A very long... et al."
+
+
+def run_search_command(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[str, str]:
+    code = main(["search", QUERY, "-k", "8", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out, err
+
+
+@pytest.mark.integration
+def test_the_table_has_authors_and_links_and_opens_only_returned_and_seeds(
+        corpus: dict[str, Any], graph: Graph, cli_env: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out, err = run_search_command(capsys, "--tau", "0.2")
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("rank"))
+    assert "authors" in header and "link" in header
+    assert "Author Tachyon" in out and " et al." in out
+    assert "https://arxiv.org/abs/hep-th/94" in out
+    assert "\r" not in err  # a pipe gets plain lines, never a carriage return
+    run_id = out.split()[1].rstrip(":")
+    assert browser_query(run_id) in out and "RETURNED|SEEDED" in out
+
+    # The Run holds its parameters as plain properties, next to the JSON string.
+    with graph.driver.session(database=graph.database) as session:
+        plain = session.run("MATCH (r:Run {id: $id}) RETURN r.tau AS tau, r.k AS k, "
+                            "r.theta AS theta, r.ranker AS ranker, r.params AS params",
+                            id=run_id).single()
+    assert plain is not None
+    assert (plain["tau"], plain["k"], plain["ranker"]) == (0.2, 8, "ppr")
+    assert plain["theta"] == json.loads(plain["params"])["params"]["theta"]
+
+    # The lighter query shows the returned papers and the seeds, not all considered ones.
+    with graph.driver.session(database=graph.database) as session:
+        query = cast(LiteralString, browser_query(run_id) + ", type(x) AS kind")
+        kinds = {r["kind"] for r in session.run(query)}
+    assert kinds <= {"RETURNED", "SEEDED"} and "RETURNED" in kinds
+
+
+@pytest.mark.integration
+def test_json_results_carry_identifiers_abstract_venue_and_links(
+        corpus: dict[str, Any], cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = run_search_command(capsys, "--json")
+    results = json.loads(out)["results"]
+    assert results
+    for result in results:
+        assert {"arxiv_id", "doi", "abstract", "authors", "venue", "links"} <= result.keys()
+    tachyon = next(r for r in results if r["id"].startswith("tachyon-"))
+    assert tachyon["links"] == {"arxiv": f"https://arxiv.org/abs/{tachyon['arxiv_id']}"}
+    assert tachyon["abstract"] and tachyon["authors"][0].startswith("Author Tachyon")
+    orphan = next((r for r in results if r["id"] == ORPHAN["id"]), None)
+    if orphan is not None:  # no identifier: no link, and it still has its fields
+        assert orphan["links"] == {} and orphan["doi"] is None
