@@ -1,7 +1,10 @@
 """A finished run's results as JSON, CSV, BibTeX or RIS, read from the graph.
 
 Every format carries the paper's rank and score in the run, so a reference manager keeps
-why the paper is on the list.
+why the paper is on the list, and the paper's links (crase.paper_links), so it can open
+the paper. BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
+lower-case them); CSV and RIS, read by people and spreadsheets, carry plain Unicode
+(crase.scoring.tex.tex_to_unicode); JSON carries the fields as the graph holds them.
 """
 
 import csv
@@ -16,6 +19,9 @@ from typing import Any
 from crase.api.run_views import read_results, require_finished
 from crase.api.runs import TrackedRun
 from crase.graph import Graph
+from crase.ingest.records import NAME_SUFFIX
+from crase.paper_links import best_link, paper_links
+from crase.scoring.tex import tex_to_unicode
 
 
 class ExportFormat(StrEnum):
@@ -25,16 +31,21 @@ class ExportFormat(StrEnum):
     RIS = "ris"
 
 
+# The HTTP response adds "; charset=utf-8" to a text/ type itself (a second one here would
+# be sent twice); the others name it.
 MEDIA_TYPES = {
     ExportFormat.JSON: "application/json",
-    ExportFormat.CSV: "text/csv; charset=utf-8",
+    ExportFormat.CSV: "text/csv",
     ExportFormat.BIBTEX: "application/x-bibtex; charset=utf-8",
     ExportFormat.RIS: "application/x-research-info-systems; charset=utf-8",
 }
 EXTENSIONS = {ExportFormat.JSON: "json", ExportFormat.CSV: "csv", ExportFormat.BIBTEX: "bib",
               ExportFormat.RIS: "ris"}
 CSV_COLUMNS = ("rank", "score", "id", "title", "authors", "year", "venue", "journal_ref",
-               "arxiv_id", "doi")
+               "arxiv_id", "doi", "url", "links", "abstract")
+# Fields a reader sees as text: TeX in them becomes Unicode in CSV and RIS.
+READABLE_FIELDS = ("title", "abstract", "venue", "journal_ref")
+VERBATIM_FIELDS = ("url", "doi")
 # A spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LATEX_SPECIAL = re.compile(r"(?<!\\)([&%#])")
@@ -71,7 +82,10 @@ def to_csv(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
     for paper in results:
-        row = {**paper, "authors": "; ".join(paper["authors"])}
+        row = {**paper, "url": best_link(paper),
+               "links": " ".join(paper_links(paper).values()),
+               "authors": "; ".join(readable(author) for author in paper["authors"])}
+        row.update({name: readable(paper.get(name)) for name in READABLE_FIELDS})
         writer.writerow([csv_cell(row.get(column)) for column in CSV_COLUMNS])
     return out.getvalue()
 
@@ -80,6 +94,11 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value
     return "" if value is None else value
+
+
+def readable(value: Any) -> Any:
+    """TeX-marked text as plain Unicode, for the formats a person reads without TeX."""
+    return tex_to_unicode(value) if isinstance(value, str) else value
 
 
 # BibTeX -------------------------------------------------------------------------------------
@@ -91,23 +110,52 @@ def bibtex_entry(run_id: str, paper: dict[str, Any]) -> str:
     journal = paper.get("venue") or paper.get("journal_ref")
     fields: list[tuple[str, Any]] = [
         ("title", paper.get("title")),
-        ("author", " and ".join(paper["authors"]) if paper["authors"] else None),
+        ("author", bibtex_authors(paper["authors"])),
         ("year", paper.get("year")),
         ("journal", journal),
         ("doi", paper.get("doi")),
+        ("url", best_link(paper)),
         ("eprint", paper.get("arxiv_id")),
         ("archivePrefix", "arXiv" if paper.get("arxiv_id") else None),
+        ("abstract", paper.get("abstract")),
         ("note", provenance(run_id, paper)),
     ]
-    body = ",\n".join(f"  {name} = {{{bibtex_value(value)}}}" for name, value in fields
+    body = ",\n".join(f"  {name} = {bibtex_field(name, value)}" for name, value in fields
                       if value not in (None, ""))
     kind = "article" if journal else "misc"
     return f"@{kind}{{{bibtex_key(paper)},\n{body}\n}}\n"
 
 
+def bibtex_field(name: str, value: Any) -> str:
+    if name == "title":
+        # Double braces keep the title's case: BibTeX styles lower-case a title's words,
+        # which turns `$AdS_3$` into `$ads_3$` and `D-Branes` into `D-branes`.
+        return f"{{{{{bibtex_value(value)}}}}}"
+    if name in VERBATIM_FIELDS:
+        return f"{{{verbatim_value(value)}}}"
+    return f"{{{bibtex_value(value)}}}"
+
+
+def bibtex_authors(authors: list[str]) -> str | None:
+    """Names joined by " and ", each one BibTeX reads as one person: a suffix goes after
+    the surname with commas (`Callan, Jr., Curtis G.`), and a name that holds the word
+    "and" is braced so it is not split there."""
+    names = []
+    for name in authors:
+        words = name.split()
+        if len(words) > 2 and NAME_SUFFIX.match(words[-1]) and "," not in name:
+            name = f"{words[-2]}, {words[-1]}, {' '.join(words[:-2])}"
+        if re.search(r"\band\b", name, re.IGNORECASE):
+            name = f"{{{name}}}"
+        names.append(bibtex_value(name))
+    return " and ".join(names) or None
+
+
 def bibtex_key(paper: dict[str, Any]) -> str:
-    first_author = paper["authors"][0] if paper["authors"] else "anon"
-    surname = ascii_letters(first_author.split()[-1] if first_author.split() else "anon")
+    words = paper["authors"][0].split() if paper["authors"] else []
+    if len(words) > 1 and NAME_SUFFIX.match(words[-1]):
+        words.pop()  # Callan, not Jr.
+    surname = ascii_letters(words[-1]) if words else ""
     return f"{surname or 'anon'}{paper.get('year') or ''}_{ascii_letters(paper['id'])}"
 
 
@@ -123,6 +171,12 @@ def bibtex_value(value: Any) -> str:
         # An unbalanced brace would end the field early; escape them all instead.
         text = text.replace("{", r"\{").replace("}", r"\}")
     return text
+
+
+def verbatim_value(value: Any) -> str:
+    # URLs and DOIs are read verbatim (`\url`): a `\%` there would be a wrong address.
+    text = " ".join(str(value).split())
+    return text if braces_balance(text) else text.replace("{", "%7B").replace("}", "%7D")
 
 
 def braces_balance(text: str) -> bool:
@@ -148,12 +202,18 @@ def to_ris(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
 
 
 def ris_entry(run_id: str, paper: dict[str, Any]) -> str:
-    journal = paper.get("venue") or paper.get("journal_ref")
+    """One RIS record in plain Unicode. UR holds the paper's best link first (the one a
+    reference manager opens), then its others; DO the DOI; N1 the arXiv id and where the
+    paper stands in the run."""
+    journal = readable(paper.get("venue") or paper.get("journal_ref"))
+    links = paper_links(paper)
+    best = best_link(paper)
     lines = [("TY", "JOUR" if journal else "UNPB"), ("ID", paper["id"]),
-             ("TI", paper.get("title"))]
-    lines += [("AU", author) for author in paper["authors"]]
-    lines += [("PY", paper.get("year")), ("JO", journal), ("DO", paper.get("doi")),
-              ("AB", paper.get("abstract")),
+             ("TI", readable(paper.get("title")))]
+    lines += [("AU", readable(author)) for author in paper["authors"]]
+    lines += [("PY", paper.get("year")), ("JO", journal), ("DO", paper.get("doi"))]
+    lines += [("UR", url) for url in [best, *(u for u in links.values() if u != best)] if url]
+    lines += [("AB", readable(paper.get("abstract"))),
               ("N1", f"arXiv:{paper['arxiv_id']}" if paper.get("arxiv_id") else None),
               ("N1", provenance(run_id, paper))]
     text = "".join(f"{tag}  - {' '.join(str(value).split())}\r\n" for tag, value in lines

@@ -12,9 +12,11 @@ ones the search itself applied, so the view says what the run did.
 import json
 from typing import Any
 
-from crase.api.runs import FINISHED, STAGES, TrackedRun
+from crase.api.runs import FINISHED, STAGES, WITH_RESULTS, TrackedRun
 from crase.errors import DatabaseError, InvalidRequest, RunNotFinished, RunNotFound
 from crase.graph import Graph
+from crase.ingest.records import repair_authors
+from crase.paper_links import paper_links
 from crase.scoring.delta import EdgeVerdict, judge_delta, stored_coverage_affinity
 
 
@@ -48,7 +50,7 @@ def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     """Progress of a run this server does not track, from the timings it recorded."""
     timings = record["timings"]
     # A finished run's timings name every stage it ran; others show what was still to come.
-    known = () if record["status"] == "done" else STAGES.get(record["kind"], ())
+    known = () if record["status"] in WITH_RESULTS else STAGES.get(record["kind"], ())
     stages = {name: {"state": "done" if name in timings else "pending", "done": None,
                      "total": None} for name in (*known, *timings)}
     return {"stage": None, "stages": stages}
@@ -70,9 +72,10 @@ def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[
     except DatabaseError:
         # With the database away, a tracked run that did not finish well is told from the
         # registry alone (its failure is the news); a done run's results are in the graph.
-        if tracked is None or tracked.status == "done":
+        if tracked is None or tracked.status in WITH_RESULTS:
             raise
-        return {**live_view(tracked_record(tracked), tracked), "seeds": [], "results": []}
+        return {**live_view(tracked_record(tracked), tracked), "outcome": None, "seeds": [],
+                "results": []}
     if record is None and tracked is None:
         raise RunNotFound(f"no run with id {run_id!r}")
     if tracked is not None:
@@ -81,9 +84,17 @@ def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[
         assert record is not None
         view = {**record, "submitted": record["started"],
                 "progress": recorded_progress(record), "tracked": False}
+    view["outcome"] = read_outcome(graph, run_id) if record is not None else None
     view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
     view["results"] = read_results(graph, run_id)
     return view
+
+
+def read_outcome(graph: Graph, run_id: str) -> str | None:
+    """An idea run's outcome as the idea pipeline records it on the Run (`done`, `partial`,
+    `ranking_failed`, `failed`, `cancelled`); None for a search, or before it is known."""
+    rows = graph.read("read_run_outcome", id=run_id)
+    return rows[0]["outcome"] if rows else None
 
 
 def live_view(record: dict[str, Any], tracked: TrackedRun) -> dict[str, Any]:
@@ -95,9 +106,19 @@ def live_view(record: dict[str, Any], tracked: TrackedRun) -> dict[str, Any]:
 
 
 def read_results(graph: Graph, run_id: str) -> list[dict[str, Any]]:
-    return [{**row, "authors": row["authors"] or [],
-             "evidence": parse_json(row["evidence"], None)}
+    return [{**shown_paper(row), "evidence": parse_json(row["evidence"], None)}
             for row in graph.read("read_run_results", run_id=run_id)]
+
+
+def shown_paper(row: dict[str, Any]) -> dict[str, Any]:
+    """A paper row as every view shows it: its links, and its authors as the loader repairs
+    them (a graph loaded before that repair still holds "and Jorge Zanelli")."""
+    return {**row, "authors": shown_authors(row.get("authors")), "links": paper_links(row)}
+
+
+def shown_authors(authors: list[str] | None) -> list[str]:
+    repaired = repair_authors(authors or [])
+    return repaired.names if repaired.problem is None else list(authors or [])
 
 
 def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,
@@ -110,7 +131,7 @@ def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,
         raise RunNotFinished(f"run {run_id} is {tracked.status}; try again when it is done")
     status = tracked.status if tracked is not None and tracked.status in FINISHED else (
         record["status"])
-    if status != "done":
+    if status not in WITH_RESULTS:
         detail = f" ({record['error']})" if record["error"] else ""
         raise RunNotFinished(f"run {run_id} is {status}{detail}; only a finished run has "
                              "results and an evidence graph")

@@ -54,6 +54,7 @@ from crase.search.roles.protocols import SearchBackends
 RunStatus = Literal["queued", "running", "done", "partial", "failed", "cancelled"]
 # `partial`: a search through a provider that left some lists unfetched; it has results.
 FINISHED: frozenset[str] = frozenset({"done", "partial", "failed", "cancelled"})
+WITH_RESULTS: frozenset[str] = frozenset({"done", "partial"})
 # Each pipeline's own list of its stages, in order: what a queued run shows as pending.
 STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
 DATABASE_DOWN = "the database is not reachable; start it with `crase db start`"

@@ -48,7 +48,7 @@ OPEN_RUN_LINKS = "RETURNED|SEEDED"
 # The Run's own properties; a parameter of the same name is not copied over one of them.
 RUN_PROPERTIES = frozenset({
     "id", "kind", "query", "params", "status", "started", "finished", "backends", "plan",
-    "counts", "timings", "usage", "error", "outcome", "audit", "audit_path"})
+    "counts", "timings", "usage", "error", "outcome", "audit", "audit_path", "report"})
 PlainValue = str | int | float | bool | list[Any]
 
 

@@ -25,10 +25,10 @@ from crase.ingest.batches import FileCounts, ValidatedCorpus
 from crase.ingest.checkpoint import load_key
 from crase.ingest.corpus import CorpusFiles
 from crase.ingest.edge_table import write_checked_edges
-from crase.ingest.loader import corpus_paths, graph_totals
+from crase.ingest.loader import corpus_paths, graph_totals, notes_path_for
 from crase.ingest.progress import ProgressBar
 from crase.ingest.records import Paper
-from crase.ingest.rejects import RejectLog
+from crase.ingest.rejects import NoteLog, RejectLog
 from crase.settings import Settings
 
 COMMUNITY_DATABASE = "neo4j"
@@ -53,6 +53,7 @@ class ImportReport:
     papers: FileCounts = field(default_factory=FileCounts)
     citations: FileCounts = field(default_factory=FileCounts)
     rejects: dict[str, int] = field(default_factory=dict)
+    repaired: int = 0  # papers imported after a repair (their notes are in notes_path)
     seconds: dict[str, float] = field(default_factory=dict)  # per phase
     imported: dict[str, int] = field(default_factory=dict)  # as neo4j-admin reports it
     import_tool_peak_memory: str = ""  # neo4j-admin's own figure, e.g. "1.2GiB"
@@ -107,15 +108,18 @@ def write_import_files(files: CorpusFiles, workdir: Path, settings: Settings,
                        rejects_path: Path, report: ImportReport, show: bool) -> list[str]:
     """Validate and write the CSV files; return the neo4j-admin arguments that read them."""
     rejects = RejectLog(rejects_path)
+    notes = NoteLog(notes_path_for(rejects_path))
     try:
         corpus = ValidatedCorpus(files, rejects, settings.ingest, BATCH_ROWS)
         papers_csv, citations_csv = workdir / "papers.csv", workdir / "citations.csv"
         with papers_csv.open("w", encoding="utf-8", newline="") as out:
             multiline = write_papers_csv(corpus, out, ProgressBar(
-                "papers", files.papers.stat().st_size, enabled=show))
+                "papers", files.papers.stat().st_size, enabled=show), notes)
         write_citations_csv(corpus, citations_csv, files, show)
     finally:
         rejects.close()
+        notes.close()
+    report.repaired = notes.repaired
     report.papers = corpus.count(files.papers.name)
     if files.citations is not None:
         report.citations = corpus.count(files.citations.name)
@@ -129,7 +133,8 @@ def write_import_files(files: CorpusFiles, workdir: Path, settings: Settings,
     ]
 
 
-def write_papers_csv(corpus: ValidatedCorpus, out: TextIO, progress: ProgressBar) -> bool:
+def write_papers_csv(corpus: ValidatedCorpus, out: TextIO, progress: ProgressBar,
+                     notes: NoteLog) -> bool:
     """Write the node file; True if some text has a line break (neo4j-admin then needs
     `--multiline-fields`, which is slower, so it is only asked for when needed)."""
     out.write(",".join(header for _, header in PAPER_COLUMNS) + "\n")
@@ -138,6 +143,7 @@ def write_papers_csv(corpus: ValidatedCorpus, out: TextIO, progress: ProgressBar
         lines = [paper_csv_line(paper) for paper in batch.rows]
         multiline = multiline or any("\n" in line[:-1] or "\r" in line for line in lines)
         out.writelines(lines)
+        notes.add_repairs(batch.file, batch.rows)
         written += len(lines)
         progress.update(batch.end_offset, written)
     progress.close()

@@ -19,8 +19,8 @@ from crase.ingest.batches import Batch, FileCounts, ValidatedCorpus
 from crase.ingest.checkpoint import Checkpoint, fingerprint_files, load_key
 from crase.ingest.corpus import CorpusFiles
 from crase.ingest.progress import ProgressBar
-from crase.ingest.records import EdgeRow, Paper
-from crase.ingest.rejects import RejectLog
+from crase.ingest.records import VALIDATION_VERSION, EdgeRow, Paper
+from crase.ingest.rejects import NoteLog, RejectLog
 from crase.settings import Settings
 
 LOOKUP_CHUNK = 10_000  # ids per query when looking up edge ends missing from the input
@@ -47,9 +47,11 @@ class LoadReport:
     status: Literal["loaded", "resumed", "unchanged"]
     rejects_path: Path
     checkpoint_path: Path
+    notes_path: Path | None = None
     papers: FileCounts = field(default_factory=FileCounts)
     citations: FileCounts = field(default_factory=FileCounts)
     rejects: dict[str, int] = field(default_factory=dict)
+    repaired: int = 0  # papers loaded after a repair (their notes are in notes_path)
     papers_written: int = 0  # this run only (a resumed run skips what was written before)
     citations_written: int = 0
     papers_seconds: float = 0.0
@@ -75,6 +77,10 @@ def default_rejects_path(settings: Settings, files: CorpusFiles, target: str) ->
 
 def checkpoint_path_for(rejects_path: Path) -> Path:
     return rejects_path.with_suffix(".checkpoint.json")
+
+
+def notes_path_for(rejects_path: Path) -> Path:
+    return rejects_path.with_suffix(".notes.jsonl")
 
 
 def corpus_paths(files: CorpusFiles) -> list[Path]:
@@ -107,19 +113,23 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
     fingerprint = fingerprint_files(corpus_paths(files))
     previous = None if restart else Checkpoint.read(checkpoint_path)
     report = LoadReport(files.name, target, "loaded", rejects_path, checkpoint_path,
-                        graph_before=before)
+                        notes_path_for(rejects_path), graph_before=before)
     if previous is not None and is_unchanged(previous, fingerprint, target, before):
         return finished_report(report, previous, before)
     if previous is not None and can_resume(previous, fingerprint, target, before):
         checkpoint = previous
         rejects = RejectLog(rejects_path, resume_at=previous.rejects_offset,
                             counts=previous.rejects)
+        notes = NoteLog(notes_path_for(rejects_path),
+                        resume_at=previous.counts.get("notes_bytes", 0),
+                        repaired=previous.counts.get("papers_repaired", 0))
         report.status = "resumed"
         report.resumed_from = {name: p.line for name, p in previous.files.items()}
         report.resume_point = resume_point(previous, files)
     else:
         checkpoint = Checkpoint(fingerprint=fingerprint, target=target)
         rejects = RejectLog(rejects_path)
+        notes = NoteLog(notes_path_for(rejects_path))
     try:
         corpus = ValidatedCorpus(
             files, rejects, settings.ingest, batch_size or settings.ingest.batch_size,
@@ -129,9 +139,10 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
         with InterruptGuard() as interrupts:
             write_corpus(graph, corpus, Progress(checkpoint, checkpoint_path,
                                                  show_progress and settings.ingest.progress,
-                                                 interrupts), report)
+                                                 notes, interrupts), report)
     finally:
         rejects.close()
+        notes.close()
     checkpoint.completed = True
     checkpoint.graph_after = graph_totals(graph)
     checkpoint.save(checkpoint_path)
@@ -197,6 +208,7 @@ class Progress:
     checkpoint: Checkpoint
     path: Path
     show: bool
+    notes: NoteLog
     interrupts: InterruptGuard = field(default_factory=InterruptGuard)
 
     def bar(self, file: Path, label: str) -> ProgressBar:
@@ -210,7 +222,8 @@ def write_corpus(graph: Graph, corpus: ValidatedCorpus, progress: Progress,
     files = corpus.files
     started = time.monotonic()
     report.papers_written = write_batches(graph, "merge_papers", corpus.paper_batches(),
-                                          paper_rows, files.papers, corpus, progress, "papers")
+                                          paper_rows, files.papers, corpus, progress, "papers",
+                                          written_hook=progress.notes.add_repairs)
     report.papers_seconds = time.monotonic() - started
     if files.citations is not None:
         started = time.monotonic()
@@ -223,9 +236,9 @@ def write_corpus(graph: Graph, corpus: ValidatedCorpus, progress: Progress,
 def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
                  now: dict[str, int]) -> bool:
     # A graph with fewer papers or edges than the finished load left was emptied or
-    # replaced since: load again.
+    # replaced since: load again. So is one loaded under older validation rules.
     return (previous.completed and previous.fingerprint == fingerprint
-            and previous.target == target
+            and previous.target == target and same_rules(previous)
             and all(now.get(k, 0) >= v for k, v in previous.graph_after.items()))
 
 
@@ -233,7 +246,12 @@ def can_resume(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
                now: dict[str, int]) -> bool:
     written = previous.counts.get("papers_accepted", 0)
     return (not previous.completed and previous.fingerprint == fingerprint
-            and previous.target == target and now["papers"] >= written)
+            and previous.target == target and now["papers"] >= written
+            and same_rules(previous))
+
+
+def same_rules(previous: Checkpoint) -> bool:
+    return previous.counts.get("validation_version") == VALIDATION_VERSION
 
 
 def restore_counts(corpus: ValidatedCorpus, checkpoint: Checkpoint) -> None:
@@ -258,8 +276,10 @@ def edge_rows(edges: list[EdgeRow]) -> list[dict[str, Any]]:
 
 def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
                   to_rows: Callable[[list[RowT]], list[dict[str, Any]]], file: Path,
-                  corpus: ValidatedCorpus, progress: Progress, label: str) -> int:
-    """Write every live batch, checkpointing after each commit; returns rows written."""
+                  corpus: ValidatedCorpus, progress: Progress, label: str,
+                  written_hook: Callable[[str, list[RowT]], None] | None = None) -> int:
+    """Write every live batch, checkpointing after each commit; returns rows written.
+    `written_hook(file, rows)` runs after each commit, before the checkpoint is saved."""
     written = 0
     bar = progress.bar(file, label)
     for batch in batches:
@@ -267,7 +287,9 @@ def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
             if batch.rows:
                 graph.write(query, rows=to_rows(batch.rows))
                 written += len(batch.rows)
-            record_batch(progress.checkpoint, batch, corpus)
+                if written_hook is not None:
+                    written_hook(batch.file, batch.rows)
+            record_batch(progress.checkpoint, batch, corpus, progress.notes)
             progress.checkpoint.save(progress.path)
             bar.update(batch.end_offset, written)
         progress.interrupts.check()
@@ -278,7 +300,8 @@ def write_batches(graph: Graph, query: str, batches: Iterator[Batch[RowT]],
     return written
 
 
-def record_batch(checkpoint: Checkpoint, batch: Batch[Any], corpus: ValidatedCorpus) -> None:
+def record_batch(checkpoint: Checkpoint, batch: Batch[Any], corpus: ValidatedCorpus,
+                 notes: NoteLog) -> None:
     position = checkpoint.progress(batch.file)
     position.line, position.offset = batch.end_line, batch.end_offset
     checkpoint.rejects_offset = batch.rejects_offset
@@ -287,6 +310,8 @@ def record_batch(checkpoint: Checkpoint, batch: Batch[Any], corpus: ValidatedCor
     checkpoint.counts = {
         "papers_accepted": corpus.count(files.papers.name).accepted,
         "papers_rejected": corpus.count(files.papers.name).rejected,
+        "papers_repaired": notes.repaired, "notes_bytes": notes.flush(),
+        "validation_version": VALIDATION_VERSION,
     }
     if files.citations is not None:
         checkpoint.counts["citations_accepted"] = corpus.count(files.citations.name).accepted
@@ -299,6 +324,7 @@ def fill_counts(report: LoadReport, checkpoint: Checkpoint) -> None:
     report.citations = FileCounts(counts.get("citations_accepted", 0),
                                   counts.get("citations_rejected", 0))
     report.rejects = dict(checkpoint.rejects)
+    report.repaired = counts.get("papers_repaired", 0)
 
 
 def finished_report(report: LoadReport, previous: Checkpoint,

@@ -4,9 +4,14 @@ A row that fails a check becomes a `Reject` with its file, line number and a rea
 never silently dropped and never stops the load. The checks that need only the row itself
 live here; the ones that need the rows seen before (duplicate ids, duplicate edges,
 edges to unknown papers) live in `crase.ingest.registry`.
+
+Some rows are repaired rather than refused: author lists lose linking "and"s, empty names
+and stray commas (`repair_authors`); the Paper keeps what was done in `repairs`, which the
+loader writes to its notes file.
 """
 
 import datetime
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -15,6 +20,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -41,6 +47,7 @@ class RejectKind(StrEnum):
     HUGE_FIELD = "huge_field"
     ID_TOO_LONG = "id_too_long"
     INVALID_FIELD = "invalid_field"
+    BAD_AUTHOR = "bad_author"
     DUPLICATE_PAPER = "duplicate_paper"
     CONFLICTING_PAPER = "conflicting_paper"
     MALFORMED_EDGE = "malformed_edge"
@@ -85,6 +92,9 @@ MAX_YEAR_DIGITS = 6  # a longer digit string is no year; int() of 4,300+ digits 
 TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "intro", "date",
                "journal_ref")
 LIST_FIELDS = ("authors", "categories")
+# Bumped when a rule changes what a valid row holds (v2: author names repaired), so a
+# finished load of unchanged input is loaded again under the new rules.
+VALIDATION_VERSION = 2
 
 
 class Paper(BaseModel):
@@ -105,6 +115,12 @@ class Paper(BaseModel):
     categories: list[str] = Field(default_factory=list)
     date: str | None = None
     journal_ref: str | None = None
+    # How validation repaired the row (author names), one line per repair; not a property.
+    _repairs: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def repairs(self) -> list[str]:
+        return self._repairs
 
     @field_validator("id", mode="before")
     @classmethod
@@ -157,6 +173,16 @@ class Paper(BaseModel):
         return value.split() if isinstance(value, str) else value
 
     @model_validator(mode="after")
+    def repair_author_list(self) -> "Paper":
+        repaired = repair_authors(self.authors)
+        if repaired.problem is not None:
+            raise PydanticCustomError("bad_author", "authors: {problem}",
+                                      {"problem": repaired.problem})
+        if repaired.notes:
+            self.authors, self._repairs = repaired.names, repaired.notes
+        return self
+
+    @model_validator(mode="after")
     def check_sizes(self, info: ValidationInfo) -> "Paper":
         context = info.context or {}
         limits: Limits = context.get("limits", DEFAULT_LIMITS)
@@ -198,6 +224,65 @@ class Paper(BaseModel):
         # Read from __dict__: model_dump is several times slower, and this runs per row.
         return {name: value for name, value in self.__dict__.items()
                 if name != "id" and value is not None and value != []}
+
+
+# Author names -------------------------------------------------------------------------------
+# arXiv listings split "A, B, and C" at the commas, which leaves "and C" (108 of the 3,000
+# papers of data/sample), and now and then an empty name, a lone "and", a stray comma or
+# a "Jr." cut off from its name.
+LINKING_AND = re.compile(r"^(?:and\s+)+|(?:\s+and)+$|^and$", re.IGNORECASE)
+INNER_AND = re.compile(r"\s+and\s+(?:and\s+)*", re.IGNORECASE)
+STRAY_PUNCTUATION = " \t,;"
+NAME_SUFFIX = re.compile(r"^(?:Jr|Sr)\.?$|^(?:II|III|IV)$")
+
+
+@dataclass(frozen=True)
+class AuthorRepair:
+    names: list[str]
+    notes: list[str]  # what was repaired, one line each; empty when nothing was
+    problem: str | None = None  # why the list cannot be repaired (the row is refused)
+
+
+def repair_authors(raw: list[str]) -> AuthorRepair:
+    """The author list with linking "and"s, empty names and stray commas removed, names
+    joined by "and" split, and a suffix ("Jr.") put back on the name before it. A name
+    with no letter in it (`1994`, `***`) cannot be a name: that is the `problem`."""
+    names: list[str] = []
+    notes: list[str] = []
+    for original in raw:
+        pieces = split_name(original)
+        if pieces != [original]:
+            notes.append(describe_repair(original, pieces))
+        for name in pieces:
+            if not any(char.isalpha() for char in name):
+                return AuthorRepair(raw, [], f"{shown_value(original)} has no letter; give "
+                                             "the authors' names or leave the name out")
+            if NAME_SUFFIX.match(name) and names:
+                names[-1] = f"{names[-1]} {name}"
+                notes.append(f"{name!r} joined to the name before it: {names[-1]!r}")
+            else:
+                names.append(name)
+    return AuthorRepair(names, notes)
+
+
+def split_name(original: str) -> list[str]:
+    """The names one list entry holds: none (empty, a lone "and"), one, or several that a
+    linking "and" joined."""
+    pieces = (clean_name(piece) for piece in INNER_AND.split(clean_name(original)))
+    return [piece for piece in pieces if piece]
+
+
+def clean_name(piece: str) -> str:
+    name = " ".join(piece.split()).strip(STRAY_PUNCTUATION)
+    while (stripped := LINKING_AND.sub("", name).strip(STRAY_PUNCTUATION)) != name:
+        name = stripped
+    return name
+
+
+def describe_repair(original: str, names: list[str]) -> str:
+    if not names:
+        return f"{original!r} dropped: no name in it"
+    return f"{original!r} -> " + ", ".join(repr(name) for name in names)
 
 
 def outside_years(value: int | str, limits: Limits) -> PydanticCustomError:
@@ -266,6 +351,8 @@ def classify_error(err: ValidationError) -> tuple[RejectKind, str]:
         return RejectKind.BAD_YEAR, message
     if first["type"] == "id_too_long":
         return RejectKind.ID_TOO_LONG, message
+    if first["type"] == "bad_author":
+        return RejectKind.BAD_AUTHOR, message
     if field == "id":
         return RejectKind.MISSING_ID, f"id: {message}"
     if field == "title":

@@ -1,18 +1,35 @@
 """The rejects file: one JSON line per refused row (file, line, kind, reason, text), and
-the counts per kind that the load summary prints.
+the counts per kind that the load summary prints. Next to it, the notes file: one JSON
+line per row that was loaded after a repair (file, paper, kind, notes), e.g. author names
+freed of a linking "and".
 
-The file is appended to and flushed at every checkpoint; a resumed load cuts it back to
-the size recorded in the checkpoint, so a row refused before the interruption is not
-written twice.
+Both files are appended to and flushed at every checkpoint; a resumed load cuts them back
+to the sizes recorded in the checkpoint, so nothing before the interruption is written
+twice.
 """
 
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from crase.errors import CorpusError
-from crase.ingest.records import Reject, RejectKind
+from crase.ingest.records import Paper, Reject, RejectKind
+
+REPAIRED_AUTHORS = "repaired_authors"  # the note kind of a row whose authors were repaired
+
+
+def open_log(path: Path, resume_at: int | None) -> TextIO:
+    """`path` opened fresh, or (resuming) cut back to `resume_at` bytes to go on from."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if resume_at is not None and path.exists():
+            with path.open("r+b") as raw:
+                raw.truncate(resume_at)
+            return path.open("a", encoding="utf-8")
+        return path.open("w", encoding="utf-8")
+    except OSError as err:
+        raise CorpusError(f"cannot write {path}: {err}; give a writable path (--rejects)") from err
 
 
 class RejectLog:
@@ -22,16 +39,7 @@ class RejectLog:
         self.path = path
         self.counts: Counter[RejectKind] = Counter(
             {RejectKind(kind): n for kind, n in (counts or {}).items()})
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if resume_at is not None and path.exists():
-                with path.open("r+b") as raw:
-                    raw.truncate(resume_at)
-                self.handle: TextIO = path.open("a", encoding="utf-8")
-            else:
-                self.handle = path.open("w", encoding="utf-8")
-        except OSError as err:
-            raise CorpusError(f"cannot write the rejects file {path}: {err}") from err
+        self.handle = open_log(path, resume_at)
 
     def add(self, reject: Reject) -> None:
         self.counts[reject.kind] += 1
@@ -51,6 +59,38 @@ class RejectLog:
 
     def counts_by_kind(self) -> dict[str, int]:
         return {kind.value: n for kind, n in sorted(self.counts.items())}
+
+
+class NoteLog:
+    """The notes file: what validation repaired in rows that were loaded."""
+
+    def __init__(self, path: Path, resume_at: int | None = None, repaired: int = 0) -> None:
+        self.path = path
+        self.repaired = repaired  # rows noted so far, this load and the one it resumes
+        self.handle = open_log(path, resume_at)
+
+    def add_repairs(self, file: str, papers: list[Paper]) -> None:
+        for paper in papers:
+            if paper.repairs:
+                self.repaired += 1
+                self.handle.write(json.dumps(
+                    {"file": file, "paper": paper.id, "kind": REPAIRED_AUTHORS,
+                     "notes": paper.repairs, "authors": paper.authors},
+                    ensure_ascii=False) + "\n")
+
+    def flush(self) -> int:
+        self.handle.flush()
+        return self.handle.tell()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def read_notes(path: Path) -> list[dict[str, Any]]:
+    """The notes written to `path`: one dict per repaired row."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def read_rejects(path: Path) -> list[Reject]:

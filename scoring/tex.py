@@ -7,6 +7,7 @@ a sentence.
 """
 
 import re
+import unicodedata
 
 # $$...$$, $...$, \[...\], \(...\): display math first so `$$` is not read as two `$`.
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.DOTALL)
@@ -58,3 +59,112 @@ def plain_text(text: str) -> str:
     text = text.replace("{", "").replace("}", "").replace("~", " ").replace("$", "")
     text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
     return WHITESPACE.sub(" ", text).strip()
+
+
+# --- TeX to Unicode: what an export to a reference manager or a spreadsheet shows ---------
+# Accent macros by the combining character they stand for. The letter-named ones (\u, \v,
+# \H, \c, \k, \r) take their letter in braces or after a space: `\v{c}`, `\c c`.
+ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
+           "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
+           "c": "\u0327", "k": "\u0328", "r": "\u030a"}
+ACCENTED = re.compile(r"""\\(?:(["'`^~=.])|([uvHckr])(?=[\s{]))\s*"""
+                      r"""(?:\{\s*(\\[ij]|[A-Za-z])\s*\}|(\\[ij]|[A-Za-z]))""")
+# The bare umlaut of old listings, with the letter it goes on.
+BARE_UMLAUT_LETTER = re.compile(r'(?<=[A-Za-z])"([A-Za-z])')
+# Letters TeX writes as macros: \ss, \o, \aa, \l, dotless \i and \j.
+LETTER_MACROS = {"ss": "ß", "o": "ø", "O": "Ø", "aa": "å", "AA": "Å", "ae": "æ", "AE": "Æ",
+                 "oe": "œ", "OE": "Œ", "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ"}
+# Symbols that read the same in and out of math.
+SYMBOL_MACROS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+    "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "varpi": "ϖ", "rho": "ρ",
+    "sigma": "σ", "varsigma": "ς", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
+    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ",
+    "Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ",
+    "Psi": "Ψ", "Omega": "Ω", "infty": "∞", "to": "→", "rightarrow": "→", "leftarrow": "←",
+    "leftrightarrow": "↔", "Rightarrow": "⇒", "times": "×", "otimes": "⊗", "oplus": "⊕",
+    "pm": "±", "mp": "∓", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "neq": "≠",
+    "ne": "≠", "sim": "∼", "simeq": "≃", "approx": "≈", "equiv": "≡", "cdot": "·",
+    "partial": "∂", "nabla": "∇", "hbar": "ħ", "ell": "ℓ", "sqrt": "√", "sum": "∑",
+    "prod": "∏", "int": "∫", "oint": "∮", "in": "∈", "subset": "⊂", "cup": "∪", "cap": "∩",
+    "wedge": "∧", "langle": "⟨", "rangle": "⟩", "dagger": "†", "star": "⋆", "circ": "∘",
+    "ldots": "…", "dots": "…", "cdots": "⋯", "prime": "′",
+}
+# Macros that only style their argument (`{\cal A}`, `\mathbf{x}`, `\widehat{sl}`): the
+# argument stays, the macro goes.
+STYLE_MACROS = {"cal", "mathcal", "mathbf", "mathrm", "mathit", "mathbb", "mathfrak", "bf",
+                "rm", "it", "em", "sl", "sf", "tt", "textrm", "textbf", "textit", "emph",
+                "text", "mbox", "hbox", "widehat", "hat", "widetilde", "tilde", "bar",
+                "overline", "underline", "vec", "dot", "ddot", "left", "right", "big", "Big",
+                "bigg", "Bigg", "displaystyle"}
+ESCAPED = re.compile(r"\\([&%$#_{}])")
+ANY_MACRO = re.compile(r"\\([A-Za-z]+)(\s*)")
+# `_{...}` and `^{...}` without nested braces: their braces carry meaning, the others not.
+SCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
+# Stand-ins while the text is taken apart: kept braces, and an escaped dollar (which is
+# no math delimiter).
+OPEN_KEPT, CLOSE_KEPT, DOLLAR = "\x01", "\x02", "\x03"
+
+
+def tex_to_unicode(text: str) -> str:
+    """Plain Unicode for a reader: `M\\'aximo Ba\\~nados` -> `Máximo Bañados`,
+    `{D}-branes` -> `D-branes`, `$AdS_3$` -> `AdS_3`, `$W_{1+\\infty}$` -> `W_{1+∞}`.
+
+    Accents become their composed letters, escapes (`\\&`) their character, Greek letters
+    and common symbols their Unicode sign, style macros leave their argument; math loses
+    its `$` but keeps `_`, `^` and primes (with the braces of a `_{...}` group), so
+    formulas stay readable. Whitespace is collapsed."""
+    text = text.replace("\\$", DOLLAR)
+    text = ACCENTED.sub(compose_accent, text)
+    text = BARE_UMLAUT_LETTER.sub(lambda m: compose(m.group(1), "\u0308"), text)
+    pieces, last = [], 0
+    for match in MATH.finditer(text):
+        pieces += [prose_to_unicode(text[last:match.start()]),
+                   math_to_unicode(math_content(match.group(0)))]
+        last = match.end()
+    pieces.append(prose_to_unicode(text[last:]))
+    text = SCRIPT_GROUP.sub(script_group, "".join(pieces))
+    text = re.sub(r"(?<!\\)[{}]", "", text)  # grouping and case-protecting braces
+    text = text.replace(OPEN_KEPT, "{").replace(CLOSE_KEPT, "}").replace(DOLLAR, "$")
+    text = ESCAPED.sub(r"\1", text)
+    return unicodedata.normalize("NFC", WHITESPACE.sub(" ", text).strip())
+
+
+def prose_to_unicode(text: str) -> str:
+    """Typography of the text around math: TeX quotes, dashes and ties."""
+    text = text.replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
+    return ANY_MACRO.sub(replace_macro, SPACING_MACRO.sub(" ", text).replace("~", " "))
+
+
+def math_to_unicode(content: str) -> str:
+    # Macros are replaced span by span: `$\\chi$SB` must not read as the macro `\\chiSB`.
+    content = SPACING_MACRO.sub(" ", content).replace("~", " ")
+    return ANY_MACRO.sub(replace_macro, content).strip()
+
+
+def compose(letter: str, accent: str) -> str:
+    return unicodedata.normalize("NFC", letter + accent)
+
+
+def compose_accent(match: re.Match[str]) -> str:
+    accent = match.group(1) or match.group(2)
+    letter = match.group(3) or match.group(4)
+    return compose({"\\i": "i", "\\j": "j"}.get(letter, letter), ACCENTS[accent])
+
+
+def script_group(match: re.Match[str]) -> str:
+    inner = match.group(2).strip()
+    if len(inner) == 1:
+        return match.group(1) + inner  # `AdS_{3}` reads as `AdS_3`
+    return f"{match.group(1)}{OPEN_KEPT}{inner}{CLOSE_KEPT}"
+
+
+def replace_macro(match: re.Match[str]) -> str:
+    name, space = match.group(1), match.group(2)
+    if name in STYLE_MACROS:
+        return ""
+    sign = SYMBOL_MACROS.get(name) or LETTER_MACROS.get(name)
+    # An unknown macro keeps its name, which reads better than a backslash. The space
+    # after a macro name is TeX's separator: one stays where the name ends a word.
+    return (sign or name) + (" " if space else "")

@@ -11,7 +11,7 @@ from crase.graph import Graph
 from crase.ingest.batches import FileCounts
 from crase.ingest.bulk import ImportReport, import_corpus
 from crase.ingest.corpus import locate_corpus
-from crase.ingest.loader import LoadReport, load_corpus
+from crase.ingest.loader import LoadReport, load_corpus, notes_path_for
 from crase.ingest.provider_papers import ProviderLoadReport, add_papers_from_semantic_scholar
 from crase.ingest.semantic_scholar import SemanticScholarClient
 from crase.settings import Settings
@@ -133,6 +133,7 @@ def print_load_report(report: LoadReport) -> None:
           f"citations (+{after.get('papers', 0) - before.get('papers', 0):,}, "
           f"+{after.get('citations', 0) - before.get('citations', 0):,})")
     print_rejects(report.rejects, report.rejects_path)
+    print_repairs(report.repaired, notes_path_for(report.rejects_path))
 
 
 def print_import_report(report: ImportReport) -> None:
@@ -142,6 +143,7 @@ def print_import_report(report: ImportReport) -> None:
     phases = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     print(f"  phases     {phases}")
     print_rejects(report.rejects, report.rejects_path)
+    print_repairs(report.repaired, notes_path_for(report.rejects_path))
     print(EMBED_HINT)
 
 
@@ -149,6 +151,11 @@ def counts_line(label: str, counts: FileCounts, rate: float) -> str:
     speed = f"  {rate:,.0f}/s" if rate else ""
     return (f"  {label:<10} {counts.accepted:>11,} loaded {counts.rejected:>9,} rejected"
             f"{speed}")
+
+
+def print_repairs(repaired: int, path: Path) -> None:
+    if repaired:
+        print(f"  repaired   {repaired:,} author lists (each noted in {path})")
 
 
 def print_rejects(rejects: dict[str, int], path: Path) -> None:

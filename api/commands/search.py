@@ -13,6 +13,7 @@ from crase.graph import Graph
 from crase.ingest.progress import CountProgress
 from crase.paper_links import best_link, paper_links
 from crase.run_lifecycle import Callbacks, browser_query
+from crase.scoring.tex import tex_to_unicode
 from crase.search.evidence import EdgeEvidence, clip, describe_delta, describe_score
 from crase.search.request import (
     Loc,
@@ -237,7 +238,7 @@ def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> 
     if not names:
         return "-"
     more = " et al." if len(names) > 1 else ""
-    return clip(names[0], width - len(more)) + more
+    return clip(tex_to_unicode(names[0]), width - len(more)) + more
 
 
 def print_result(result: "SearchResult", settings: Settings,
@@ -268,7 +269,7 @@ def print_result(result: "SearchResult", settings: Settings,
         authors = short_authors(row.get("authors") or paper.authors)
         link = best_link(row) or "-"
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
-              f"{authors:<{AUTHORS_WIDTH}}  {link:<38}  {clip(paper.title, 90)}")
+              f"{authors:<{AUTHORS_WIDTH}}  {link:<38}  {clip(tex_to_unicode(paper.title), 90)}")
         for line in describe_evidence(paper, sub_queries.get(paper.id), titles, scores):
             print(f"{'':>6}{line}")
     total = sum(result.timings.values())

@@ -1,4 +1,6 @@
-"""Papers: one by id, full-text search, and loading a batch of papers and citations."""
+"""Papers: one by id (with pages of its references and citing papers), full-text search,
+and loading a batch of papers and citations. The GET answers are typed (the models below),
+so the OpenAPI schema says what each field holds."""
 
 from typing import Annotated, Any
 
@@ -9,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from crase.api.batch_loads import load_batch
+from crase.api.routes.runs import LINKS_DESCRIPTION
+from crase.api.run_views import shown_paper
 from crase.errors import InvalidRequest, PaperNotFound
 from crase.graph import Graph
 from crase.ingest.records import MAX_ID_CHARS
@@ -46,6 +50,78 @@ class PaperBatch(BaseModel):
         return self
 
 
+MAX_LIST_PAGE = 200
+MAX_LIST_OFFSET = 100_000
+
+
+class PaperHit(BaseModel):
+    id: str
+    title: str | None
+    year: int | None
+    authors: list[str]
+    arxiv_id: str | None = None
+    doi: str | None = None
+    score: float = Field(description="Lucene relevance")
+    links: dict[str, str] = Field(description=LINKS_DESCRIPTION)
+
+
+class PaperSearchPage(BaseModel):
+    q: str
+    offset: int
+    limit: int
+    results: list[PaperHit] = Field(description="Best first")
+
+
+class LinkedPaper(BaseModel):
+    id: str
+    title: str | None
+    year: int | None
+    links: dict[str, str] = Field(description=LINKS_DESCRIPTION)
+
+
+class PaperList(BaseModel):
+    total: int = Field(description="All of them, every page")
+    offset: int
+    limit: int
+    papers: list[LinkedPaper] = Field(description="Newest first")
+
+
+class PaperClaim(BaseModel):
+    extractor: str | None
+    rank: int | None
+    text: str | None
+    type: str | None
+    source_phrase: str | None
+
+
+class PaperView(BaseModel):
+    id: str
+    title: str | None
+    abstract: str | None
+    year: int | None
+    venue: str | None
+    authors: list[str]
+    arxiv_id: str | None
+    doi: str | None
+    s2_id: str | None
+    categories: list[str] | None
+    journal_ref: str | None
+    date: str | None
+    links: dict[str, str] = Field(description=LINKS_DESCRIPTION)
+    references: int = Field(description="How many papers it cites")
+    cited_by: int = Field(description="How many papers cite it")
+    references_page: PaperList = Field(description="A page of the papers it cites")
+    cited_by_page: PaperList = Field(description="A page of the papers that cite it")
+    claims: list[PaperClaim]
+
+
+def paper_list(graph: Graph, query: str, paper_id: str, total: int, offset: int,
+               limit: int) -> PaperList:
+    rows = graph.read(query, id=paper_id, skip=offset, limit=limit) if offset < total else []
+    return PaperList(total=total, offset=offset, limit=limit,
+                     papers=[LinkedPaper.model_validate(shown_paper(row)) for row in rows])
+
+
 def body_too_deep(_: Request[Any, Any, Any], error: RecursionError) -> Response[Any]:
     """The body's JSON decoder recurses per level and gives up near 1,000: a 400 in the
     shape of every other validation failure, instead of a 500."""
@@ -67,22 +143,36 @@ class PaperController(Controller):
                                     description="Words to look for (plain words)")],
         limit: Annotated[int, Parameter(ge=1, le=200)] = 20,
         offset: Annotated[int, Parameter(ge=0, le=10_000)] = 0,
-    ) -> dict[str, Any]:
+    ) -> PaperSearchPage:
         text = escape_lucene(q)
         if not text:
             raise InvalidRequest("q: no searchable words")
         rows = graph.read("search_papers_page", query=text, skip=offset, limit=limit)
-        return {"q": q, "offset": offset, "limit": limit,
-                "results": [{**row, "authors": row["authors"] or []} for row in rows]}
+        return PaperSearchPage(q=q, offset=offset, limit=limit,
+                               results=[PaperHit.model_validate(shown_paper(row))
+                                        for row in rows])
 
     @get("/{paper_id:path}", sync_to_thread=True,
-         summary="One paper with its citation counts and claims")
-    def get_paper(self, paper_id: FromPath[str], graph: NamedDependency[Graph]) -> dict[str, Any]:
+         summary="One paper with its links, claims, and a page each of the papers it cites "
+                 "and of those that cite it")
+    def get_paper(
+        self, paper_id: FromPath[str], graph: NamedDependency[Graph],
+        limit: Annotated[int, Parameter(
+            ge=1, le=MAX_LIST_PAGE, description="Papers per page of references and of "
+                                                "citing papers")] = 20,
+        offset: Annotated[int, Parameter(
+            ge=0, le=MAX_LIST_OFFSET, description="Where both pages start")] = 0,
+    ) -> PaperView:
         paper_id = paper_id.lstrip("/")
         rows = graph.read("read_paper", id=paper_id)
         if not rows:
             raise PaperNotFound(f"no paper with id {paper_id!r}")
-        return rows[0]
+        paper = shown_paper(rows[0])
+        paper["references_page"] = paper_list(graph, "read_paper_references", paper_id,
+                                              paper["references"], offset, limit)
+        paper["cited_by_page"] = paper_list(graph, "read_paper_citing", paper_id,
+                                            paper["cited_by"], offset, limit)
+        return PaperView.model_validate(paper)
 
     # Only the body's decoding can recurse that deep here: the loader turns a row too deep
     # for its own parser into a `too_deep` reject.

@@ -1,42 +1,190 @@
-"""GET /runs/{id} and what hangs off a run: its evidence graph, cancellation, exports."""
+"""GET /runs, GET /runs/{id} and what hangs off a run: its evidence graph, cancellation,
+exports. The answers are typed (the models below), so the OpenAPI schema says what each
+JSON field holds."""
 
 from typing import Annotated, Any
 
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
 from litestar.params import FromPath, Parameter
+from pydantic import BaseModel, Field
 
 from crase.api.exports import ExportFormat, export_run
-from crase.api.run_views import describe_run, evidence_graph, read_run_record
+from crase.api.run_views import describe_run, evidence_graph, list_runs, read_run_record
 from crase.api.runs import FINISHED, RunRegistry
 from crase.errors import RunNotCancellable, RunNotFound
 from crase.graph import Graph
+
+MAX_RUNS_PAGE = 100
+MAX_RUNS_OFFSET = 100_000
+
+
+class RunSummary(BaseModel):
+    id: str
+    kind: str = Field(description="search, idea, or a research tool's kind")
+    query: str | None = Field(description="The search's question or the idea")
+    status: str = Field(description="running, done, failed or cancelled")
+    started: str | None = Field(description="ISO time")
+    finished: str | None = Field(description="ISO time; null while it runs")
+    error: str | None
+    results: int = Field(description="How many papers the run returned")
+
+
+class RunList(BaseModel):
+    total: int = Field(description="Runs of the kind asked for, all pages")
+    offset: int
+    limit: int
+    runs: list[RunSummary] = Field(description="Newest first")
+
+
+class StageState(BaseModel):
+    state: str = Field(description="pending, running or done")
+    done: int | None = Field(description="Items finished, where the stage counts them")
+    total: int | None
+
+
+class RunProgress(BaseModel):
+    stage: str | None = Field(description="The stage running now")
+    stages: dict[str, StageState]
+
+
+class RunSeed(BaseModel):
+    paper_id: str
+    title: str | None
+    sub_query_index: int | None = Field(
+        description="0: the query itself; l: the plan's l-th sub-query; -1: given")
+    sub_query: str | None
+    relevance_rank: int | None
+    recency_rank: int | None
+    weight: float | None
+    restart_share: float | None
+
+
+# Links to a paper by kind (arxiv, doi, semantic_scholar), only for the identifiers it has
+# (crase/paper_links.py).
+LINKS_DESCRIPTION = "URLs by kind (arxiv, doi, semantic_scholar), for the ids the paper has"
+
+
+class RunResult(BaseModel):
+    rank: int
+    score: float | None = Field(description="The run's score; null for an idea run")
+    id: str
+    title: str | None
+    year: int | None
+    authors: list[str]
+    abstract: str | None
+    venue: str | None
+    journal_ref: str | None
+    arxiv_id: str | None
+    doi: str | None
+    s2_id: str | None
+    links: dict[str, str] = Field(description=LINKS_DESCRIPTION)
+    evidence: dict[str, Any] | None = Field(description="Why the paper was returned")
+
+
+class RunView(BaseModel):
+    id: str
+    kind: str = Field(description="search, idea, or a research tool's kind")
+    query: str | None
+    status: str = Field(description="queued, running, done, failed or cancelled")
+    outcome: str | None = Field(description="An idea run's outcome: done, partial, "
+                                            "ranking_failed, failed or cancelled; null for "
+                                            "a search")
+    submitted: str | None
+    started: str | None
+    finished: str | None
+    error: str | None
+    params: dict[str, Any]
+    backends: dict[str, Any]
+    plan: list[str]
+    counts: dict[str, Any]
+    timings: dict[str, float]
+    usage: dict[str, Any]
+    progress: RunProgress
+    tracked: bool = Field(description="Whether this server runs it (else: recorded only)")
+    seeds: list[RunSeed]
+    results: list[RunResult]
+
+
+class GraphNode(BaseModel):
+    id: str
+    title: str | None
+    year: int | None
+    seed: bool | None
+    kept: bool | None
+    reason: str | None = Field(description="Why the paper was cut, if it was")
+    rank: int | None
+    score: float | None
+
+
+class GraphEdge(BaseModel):
+    citing: str
+    cited: str
+    delta: float | None = Field(description="Coverage affinity at the run's theta")
+    retained: bool
+    reason: str | None = Field(description="Why the edge was pruned, if it was")
+
+
+class GraphCounts(BaseModel):
+    nodes: int
+    nodes_kept: int
+    edges: int
+    edges_retained: int
+
+
+class EvidenceGraph(BaseModel):
+    run_id: str
+    query: str | None
+    theta: float
+    tau: float
+    scorer: str | None
+    counts: GraphCounts
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class CancelAnswer(BaseModel):
+    run_id: str
+    status: str
+    cancel_requested: bool
 
 
 class RunController(Controller):
     path = "/runs"
     tags = ["runs"]
 
+    @get("/", sync_to_thread=True, summary="The runs, newest first, one page at a time")
+    def get_runs(
+        self, graph: NamedDependency[Graph],
+        offset: Annotated[int, Parameter(ge=0, le=MAX_RUNS_OFFSET)] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=MAX_RUNS_PAGE)] = 20,
+        kind: Annotated[str | None, Parameter(
+            pattern=r"^[a-z_]{1,40}$",
+            description="Only runs of this kind: search, idea, or a research tool's kind "
+                        "(evolution, code_extract, ...)")] = None,
+    ) -> RunList:
+        return RunList.model_validate(list_runs(graph, offset, limit, kind))
+
     @get("/{run_id:str}", sync_to_thread=True,
          summary="A run: status, progress per stage, plan, counts, results with evidence")
     def get_run(self, run_id: FromPath[str], graph: NamedDependency[Graph],
-                registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
-        return describe_run(graph, run_id, registry.get(run_id))
+                registry: NamedDependency[RunRegistry]) -> RunView:
+        return RunView.model_validate(describe_run(graph, run_id, registry.get(run_id)))
 
     @get("/{run_id:str}/graph", sync_to_thread=True,
          summary="A finished run's evidence graph: papers considered and edges with Delta")
     def get_evidence_graph(self, run_id: FromPath[str], graph: NamedDependency[Graph],
-                           registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
-        return evidence_graph(graph, run_id, registry.get(run_id))
+                           registry: NamedDependency[RunRegistry]) -> EvidenceGraph:
+        return EvidenceGraph.model_validate(evidence_graph(graph, run_id, registry.get(run_id)))
 
     @post("/{run_id:str}/cancel", status_code=202, sync_to_thread=True,
           summary="Cancel a queued or running run (it stops before its next stage, or at once "
                   "while it waits on a model)")
     def cancel_run(self, run_id: FromPath[str], graph: NamedDependency[Graph],
-                   registry: NamedDependency[RunRegistry]) -> dict[str, Any]:
+                   registry: NamedDependency[RunRegistry]) -> CancelAnswer:
         run = registry.cancel(run_id)
         if run is not None:
-            return {"run_id": run.id, "status": run.status, "cancel_requested": True}
+            return CancelAnswer(run_id=run.id, status=run.status, cancel_requested=True)
         record = read_run_record(graph, run_id)
         if record is None:
             raise RunNotFound(f"no run with id {run_id!r}")

@@ -1,24 +1,149 @@
-"""The export writers on their own: BibTeX escaping and keys, CSV formula guard, RIS."""
+"""The export writers: BibTeX that a BibTeX parser reads back (case-protected titles, one
+person per name, links), RIS that a RIS parser reads back (UR, DO, AB, provenance in N1),
+CSV in plain Unicode with the formula guard; checked on real rows of data/sample."""
 
 import csv
 import io
+import json
+from functools import cache
+from typing import Any
 
-from crase.api.exports import bibtex_entry, bibtex_key, bibtex_value, ris_entry, to_csv
+import bibtexparser
+import pytest
+import rispy
+from litestar.testing import TestClient
+
+from crase.api.exports import (
+    bibtex_entry,
+    bibtex_key,
+    bibtex_value,
+    ris_entry,
+    to_bibtex,
+    to_csv,
+    to_ris,
+)
+from crase.api.run_views import shown_paper
+from crase.ingest.records import Paper, validate_paper
+from tests.sample_slice import SAMPLE
 
 PAPER = {"rank": 1, "score": 0.125, "id": "9901001", "title": "Strings & {branes} 50%",
          "authors": ["Ana Żółć", "B. Brown"], "year": 1999, "venue": None,
          "journal_ref": "Nucl. Phys. B 500 (1999) 1", "arxiv_id": "hep-th/9901001",
-         "doi": "10.1000/x", "abstract": "Line one.\nLine two."}
+         "doi": "10.1000/x", "abstract": "Line one.\nLine two.", "links": {}}
+
+
+@cache
+def sample_rows() -> dict[str, dict[str, Any]]:
+    rows = (json.loads(line) for line in (SAMPLE / "papers.jsonl").open(encoding="utf-8"))
+    return {row["id"]: row for row in rows}
+
+
+def result_row(paper_id: str, rank: int, doi: str | None = None,
+               repaired: bool = True) -> dict[str, Any]:
+    """A run result as read_results gives it, for a sample paper as the loader stores it
+    (repaired) or as a graph loaded before the repair holds it."""
+    raw = sample_rows()[paper_id]
+    row = raw
+    if repaired:
+        paper = validate_paper(raw)
+        assert isinstance(paper, Paper)
+        row = {"id": paper.id, **paper.graph_properties()}
+    return shown_paper({"rank": rank, "score": 1.0 / rank, "evidence": None, "venue": None,
+                        "s2_id": None, "doi": doi, **{k: row.get(k) for k in (
+                            "id", "title", "year", "authors", "abstract", "journal_ref",
+                            "arxiv_id")}})
+
+
+def sample_results(repaired: bool = True) -> list[dict[str, Any]]:
+    # Linking "and"s, TeX accents, a cut-off "Jr.", math and case in titles.
+    return [result_row("9204099", 1, doi="10.1103/PhysRevLett.69.1849", repaired=repaired),
+            result_row("9511173", 2, repaired=repaired),
+            result_row("9802203", 3, repaired=repaired),
+            result_row("9511222", 4, repaired=repaired),
+            result_row("9701122", 5, repaired=repaired)]
+
+
+def parsed_bibtex(text: str) -> dict[str, dict[str, str]]:
+    library = bibtexparser.parse_string(text)
+    assert library.failed_blocks == []
+    return {entry.key: {field.key: field.value for field in entry.fields}
+            for entry in library.entries}
+
+
+@pytest.mark.parametrize("repaired", [True, False])
+def test_bibtex_of_sample_rows_reads_back_with_links_and_whole_names(repaired: bool) -> None:
+    entries = parsed_bibtex(to_bibtex({"id": "run1"}, sample_results(repaired)))
+    assert list(entries) == ["Banados1992_9204099", "Callan1995_9511173",
+                             "Ferrara1998_9802203", "Bershadsky1995_9511222",
+                             "Meana1997_9701122"]
+    zanelli = entries["Banados1992_9204099"]
+    # Even from a graph that still holds "and Jorge Zanelli": no `and and`.
+    assert zanelli["author"] == ("M\\'aximo Ba\\~nados and Claudio Teitelboim and "
+                                 "Jorge Zanelli")
+    assert zanelli["doi"] == "10.1103/PhysRevLett.69.1849"
+    assert zanelli["url"] == "https://doi.org/10.1103/PhysRevLett.69.1849"
+    assert (zanelli["eprint"], zanelli["archivePrefix"]) == ("hep-th/9204099", "arXiv")
+    assert zanelli["abstract"].startswith("The standard Einstein-Maxwell equations")
+    assert zanelli["note"] == "Crase run run1, rank 1, score 1"
+    assert entries["Callan1995_9511173"]["author"] == (
+        "Callan, Jr., Curtis G. and Igor R. Klebanov")
+    assert entries["Callan1995_9511173"]["url"] == "https://arxiv.org/abs/hep-th/9511173"
+    assert all(" and and " not in entry["author"] for entry in entries.values())
+
+
+def test_bibtex_titles_keep_their_case() -> None:
+    entries = parsed_bibtex(to_bibtex({"id": "run1"}, sample_results()))
+    # The outer braces are the field's, the inner ones protect the case of every word.
+    assert entries["Ferrara1998_9802203"]["title"] == (
+        "{On N=8 Supergravity on $AdS_5$ and N=4 Superconformal Yang-Mills theory}")
+    assert entries["Bershadsky1995_9511222"]["title"] == "{D-Branes and Topological Field Theories}"
+
+
+def test_ris_of_sample_rows_reads_back_in_unicode_with_links() -> None:
+    records = rispy.loads(to_ris({"id": "run1"}, sample_results()))
+    assert [record["id"] for record in records] == ["9204099", "9511173", "9802203",
+                                                    "9511222", "9701122"]
+    zanelli = records[0]
+    assert zanelli["authors"] == ["Máximo Bañados", "Claudio Teitelboim", "Jorge Zanelli"]
+    assert zanelli["doi"] == "10.1103/PhysRevLett.69.1849"
+    assert zanelli["urls"] == ["https://doi.org/10.1103/PhysRevLett.69.1849",
+                               "https://arxiv.org/abs/hep-th/9204099"]
+    assert zanelli["abstract"].startswith("The standard Einstein-Maxwell equations")
+    assert zanelli["notes"] == ["arXiv:hep-th/9204099", "Crase run run1, rank 1, score 1"]
+    assert records[2]["title"] == ("On N=8 Supergravity on AdS_5 and N=4 Superconformal "
+                                   "Yang-Mills theory")
+    assert records[4]["authors"][2] == "Jesús Puente Peñalba"
+    assert all("\\" not in record["title"] and "$" not in record["title"]
+               for record in records)
+
+
+def test_csv_of_sample_rows_is_plain_unicode_with_links() -> None:
+    rows = list(csv.DictReader(io.StringIO(to_csv({}, sample_results()))))
+    assert rows[0]["authors"] == "Máximo Bañados; Claudio Teitelboim; Jorge Zanelli"
+    assert rows[0]["url"] == "https://doi.org/10.1103/PhysRevLett.69.1849"
+    assert rows[0]["links"].split() == ["https://arxiv.org/abs/hep-th/9204099",
+                                        "https://doi.org/10.1103/PhysRevLett.69.1849"]
+    assert rows[0]["abstract"].startswith("The standard Einstein-Maxwell equations")
+    assert rows[1]["authors"] == "Curtis G. Callan Jr.; Igor R. Klebanov"
+    assert rows[2]["title"].startswith("On N=8 Supergravity on AdS_5 and")
+    assert rows[4]["authors"].endswith("Jesús Puente Peñalba")
 
 
 def test_bibtex_entry_escapes_and_keeps_provenance() -> None:
     entry = bibtex_entry("run1", PAPER)
     assert entry.startswith("@article{Zoc1999_9901001,\n")  # "ł" has no ASCII base letter
-    assert r"title = {Strings \& {branes} 50\%}" in entry
+    assert r"title = {{Strings \& {branes} 50\%}}" in entry
     assert "author = {Ana Żółć and B. Brown}" in entry
     assert "journal = {Nucl. Phys. B 500 (1999) 1}" in entry
     assert "note = {Crase run run1, rank 1, score 0.125}" in entry
     assert entry.rstrip().endswith("}")
+
+
+def test_bibtex_urls_are_not_escaped() -> None:
+    paper = {**PAPER, "doi": "10.1000/a%b#c"}
+    fields = parsed_bibtex(bibtex_entry("run1", shown_paper(paper)))["Zoc1999_9901001"]
+    assert fields["url"] == "https://doi.org/10.1000/a%25b%23c"
+    assert fields["doi"] == "10.1000/a%b#c"
 
 
 def test_bibtex_unbalanced_braces_are_escaped() -> None:
@@ -47,3 +172,29 @@ def test_csv_guards_cells_a_spreadsheet_would_run() -> None:
     row = next(csv.DictReader(io.StringIO(text)))
     assert row["title"] == "'=HYPERLINK(\"x\")"
     assert row["authors"] == "Ana Żółć; B. Brown" and row["venue"] == ""
+
+
+@pytest.mark.integration
+def test_a_finished_run_exports_with_links_and_one_charset(
+        client: TestClient, finished_run: dict[str, Any]) -> None:
+    run_id, results = finished_run["id"], finished_run["results"]
+    assert results[0]["links"] == {"arxiv": f"https://arxiv.org/abs/{results[0]['arxiv_id']}"}
+    as_csv = client.get(f"/runs/{run_id}/export", params={"format": "csv"})
+    assert as_csv.headers["content-type"] == "text/csv; charset=utf-8"
+    rows = list(csv.DictReader(io.StringIO(as_csv.text)))
+    assert rows[0]["url"] == results[0]["links"]["arxiv"]
+    bibtex = client.get(f"/runs/{run_id}/export", params={"format": "bibtex"})
+    assert bibtex.headers["content-type"].count("charset") == 1
+    entries = parsed_bibtex(bibtex.text)
+    assert len(entries) == len(results)
+    # A paper without an identifier has no link, and its entry no url.
+    assert sorted(entry.get("url", "") for entry in entries.values()) == sorted(
+        r["links"].get("arxiv", "") for r in results)
+    ris = client.get(f"/runs/{run_id}/export", params={"format": "ris"})
+    assert ris.headers["content-type"].count("charset") == 1
+    records = rispy.loads(ris.text)
+    assert [r["id"] for r in records] == [r["id"] for r in results]
+    assert [record.get("urls", []) for record in records] == [
+        list(r["links"].values()) for r in results]
+    exported = client.get(f"/runs/{run_id}/export").json()["results"]
+    assert exported[0]["links"] == results[0]["links"]

@@ -22,6 +22,30 @@ def test_paper_by_id_with_counts(client: TestClient, corpus: dict[str, Any]) -> 
     assert paper["claims"] == []
 
 
+def test_paper_pages_its_references_and_citing_papers(client: TestClient,
+                                                     corpus: dict[str, Any]) -> None:
+    paper = client.get("/papers/tachyon-04", params={"limit": 2}).json()
+    assert paper["links"] == {"arxiv": f"https://arxiv.org/abs/{paper['arxiv_id']}"}
+    assert (paper["references"], paper["cited_by"]) == (2, 3)
+    references = paper["references_page"]
+    assert (references["total"], references["offset"], references["limit"]) == (2, 0, 2)
+    assert [p["id"] for p in references["papers"]] == ["tachyon-03", "tachyon-02"]
+    first = references["papers"][0]
+    assert first == {"id": "tachyon-03", "title": "Tachyon condensation on unstable D-branes, "
+                     "part 4", "year": 1997, "links": {"arxiv": "https://arxiv.org/abs/"
+                                                                "hep-th/9400307"}}
+    citing = paper["cited_by_page"]
+    assert citing["total"] == 3
+    assert [p["id"] for p in citing["papers"]] == ["holography-10", "tachyon-06"]
+    rest = client.get("/papers/tachyon-04", params={"limit": 2, "offset": 2}).json()
+    assert [p["id"] for p in rest["cited_by_page"]["papers"]] == ["tachyon-05"]
+    assert rest["references_page"] == {"total": 2, "offset": 2, "limit": 2, "papers": []}
+    for bad in ({"limit": 0}, {"limit": 201}, {"offset": -1}, {"offset": 100_001}):
+        response = client.get("/papers/tachyon-04", params=bad)
+        assert response.status_code == 400
+        assert response.json()["errors"][0]["field"] == next(iter(bad))
+
+
 def test_paper_claims_appear_once_extracted(client: TestClient, graph: Graph,
                                             corpus: dict[str, Any]) -> None:
     with graph.driver.session(database=graph.database) as session:

@@ -1,7 +1,13 @@
-"""Row-level validation: each refusal has its own kind and a readable reason."""
+"""Row-level validation: each refusal has its own kind and a readable reason; author
+lists repaired, with the repair noted."""
+
+import json
 
 import pytest
 
+from crase.graph import Graph
+from crase.ingest.corpus import locate_corpus
+from crase.ingest.loader import load_corpus
 from crase.ingest.records import (
     DEFAULT_LIMITS,
     Citation,
@@ -9,9 +15,15 @@ from crase.ingest.records import (
     Paper,
     RejectKind,
     check_edge,
+    repair_authors,
     validate_paper,
 )
 from crase.ingest.registry import paper_fingerprint
+from crase.ingest.rejects import read_notes
+from crase.settings import Settings
+from tests.sample_slice import SAMPLE
+
+SAMPLE_ZANELLI = ["M\\'aximo Ba\\~nados", "Claudio Teitelboim", "and Jorge Zanelli"]
 
 
 def kind_of(data: object, limits: Limits = DEFAULT_LIMITS) -> RejectKind | None:
@@ -79,3 +91,88 @@ def test_edges() -> None:
     assert check_edge("", "b")[0] == RejectKind.MALFORMED_EDGE  # type: ignore[index]
     with pytest.raises(ValueError, match="cites itself"):
         Citation(citing_id="a", cited_id="a")
+
+
+# Author names: repaired at validation, the repair noted, the unrepairable refused ----------
+def sample_papers() -> dict[str, Paper]:
+    rows = (json.loads(line) for line in (SAMPLE / "papers.jsonl").open(encoding="utf-8"))
+    papers = {}
+    for row in rows:
+        paper = validate_paper(row)
+        assert isinstance(paper, Paper), (row["id"], paper)
+        papers[paper.id] = paper
+    return papers
+
+
+def test_the_sample_author_lists_are_repaired_and_each_repair_noted() -> None:
+    raw = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open(encoding="utf-8")]
+    linked = {row["id"] for row in raw
+              if any(name.lower().startswith("and ") for name in row.get("authors") or [])}
+    papers = sample_papers()
+    assert len(papers) == 3000 and len(linked) == 108
+    repaired = {pid for pid, paper in papers.items() if paper.repairs}
+    # The 108 lists with a linking "and", and two with a "Jr." cut off from its name.
+    assert repaired == linked | {"9708147", "0201096"}
+    assert not [name for paper in papers.values() for name in paper.authors
+                if name.lower().startswith("and ") or name.lower().endswith(" and")
+                or not name.strip()]
+    zanelli = papers["9204099"]
+    assert zanelli.authors == ["M\\'aximo Ba\\~nados", "Claudio Teitelboim", "Jorge Zanelli"]
+    assert zanelli.repairs == ["'and Jorge Zanelli' -> 'Jorge Zanelli'"]
+    assert papers["9511173"].authors == ["Curtis G. Callan Jr.", "Igor R. Klebanov"]
+    assert papers["9204099"].graph_properties()["authors"] == zanelli.authors  # no notes
+
+
+@pytest.mark.parametrize(("authors", "repaired"), [
+    (["A. Smith", "", "and", " and B. Jones and"], ["A. Smith", "B. Jones"]),
+    (["A. Smith and and B. Jones", "C. Doe,"], ["A. Smith", "B. Jones", "C. Doe"]),
+    ([", A. Smith ,", "and and C. Doe"], ["A. Smith", "C. Doe"]),
+    (["Anand Rao", "Sandy Brandt"], ["Anand Rao", "Sandy Brandt"]),  # "and" inside words
+    (["Smith, J."], ["Smith, J."]),  # a "Last, First" name keeps its comma
+])
+def test_author_repairs(authors: list[str], repaired: list[str]) -> None:
+    result = repair_authors(authors)
+    assert result.problem is None and result.names == repaired
+    assert bool(result.notes) == (authors != repaired)
+
+
+def test_a_name_without_a_letter_is_refused_as_bad_author() -> None:
+    result = validate_paper({"id": "p", "title": "T", "authors": ["A. Smith", "1994"]})
+    assert result == (RejectKind.BAD_AUTHOR, "authors: '1994' has no letter; give the "
+                                             "authors' names or leave the name out")
+    assert kind_of({"id": "p", "title": "T", "authors": ["***"]}) == RejectKind.BAD_AUTHOR
+
+
+@pytest.mark.integration
+def test_loading_the_sample_stores_repaired_names_and_notes_them(
+        graph: Graph, settings: Settings) -> None:
+    files = locate_corpus(SAMPLE)
+    report = load_corpus(graph, files, settings, show_progress=False)
+    assert report.status == "loaded" and report.repaired == 110
+    assert report.rejects == {} and report.papers.accepted == 3000
+    assert report.notes_path is not None
+    notes = {note["paper"]: note for note in read_notes(report.notes_path)}
+    assert len(notes) == 110 and notes["9204099"]["kind"] == "repaired_authors"
+    assert notes["9204099"]["notes"] == ["'and Jorge Zanelli' -> 'Jorge Zanelli'"]
+    assert stored_authors(graph, "9204099")[-1] == "Jorge Zanelli"
+
+    # A graph loaded before the repair existed: the old names, and a checkpoint of a
+    # finished load without the rules' version. The same command loads it again.
+    with graph.driver.session(database=graph.database) as session:
+        session.run("MATCH (p:Paper {id: '9204099'}) SET p.authors = $authors",
+                    authors=SAMPLE_ZANELLI).consume()
+    checkpoint = json.loads(report.checkpoint_path.read_text())
+    del checkpoint["counts"]["validation_version"]
+    report.checkpoint_path.write_text(json.dumps(checkpoint))
+    again = load_corpus(graph, files, settings, show_progress=False)
+    assert again.status == "loaded" and again.repaired == 110
+    assert stored_authors(graph, "9204099")[-1] == "Jorge Zanelli"
+    assert load_corpus(graph, files, settings, show_progress=False).status == "unchanged"
+
+
+def stored_authors(graph: Graph, paper_id: str) -> list[str]:
+    with graph.driver.session(database=graph.database) as session:
+        record = session.run("MATCH (p:Paper {id: $id}) RETURN p.authors AS authors",
+                             id=paper_id).single()
+    assert record is not None
+    return list(record["authors"])
