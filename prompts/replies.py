@@ -158,6 +158,27 @@ REPORT_HEADINGS: dict[str, list[str]] = {
     "report_related_work": ["Landscape", "Most similar work", "Adjacent directions"],
 }
 
+# --- research tools: the code extractor's model analysis -----------------------------
+
+Component = Literal["training loop", "preprocessing", "hyperparameters", "evaluation",
+                    "model architecture", "data", "other"]
+
+
+class MissingComponent(StrictReply):
+    component: Component
+    detail: Text
+
+
+class ImplementationReply(StrictReply):
+    frameworks: list[Phrase] = Field(max_length=20)
+    dependencies: list[Phrase] = Field(max_length=50)
+    model_structure: list[Phrase] = Field(max_length=30)
+    missing_components: list[MissingComponent] = Field(max_length=20)
+    pseudocode_completeness: Annotated[int, Field(ge=0, le=2)]
+    reproducibility_level: Annotated[int, Field(ge=1, le=3)]
+    notes: Text
+
+
 REPLY_MODELS: dict[str, type[StrictReply]] = {
     "plan_queries": PlanReply,
     "extract_claims": ClaimsReply,
@@ -173,6 +194,7 @@ REPLY_MODELS: dict[str, type[StrictReply]] = {
     "refine_fulltext": RefinedAssessmentReply,
     "report_full": ReportReply,
     "report_related_work": ReportReply,
+    "analyze_implementation": ImplementationReply,
 }
 
 

@@ -37,7 +37,10 @@ OPERATIONS = {
     "POST /searches", "GET /runs/{run_id}", "GET /runs/{run_id}/graph",
     "POST /runs/{run_id}/cancel", "GET /runs/{run_id}/export", "GET /papers",
     "GET /papers/{paper_id}", "POST /papers/batch", "POST /analyst/cypher", "GET /health",
-    "POST /ideas", "GET /ideas/{run_id}/audit",
+    "POST /ideas", "GET /ideas/{run_id}/audit", "GET /runs",
+    "POST /evolution", "POST /citation-gaps", "POST /landscape",
+    "POST /code-extract", "POST /validation/exports", "POST /validation/{export_id}/labels",
+    "POST /validation/{export_id}/report", "POST /entailment-data",
 }
 
 
@@ -95,6 +98,14 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
                       "citations": [{"citing_id": "p1", "cited_id": "p1"}]},
     "/analyst/cypher": {"query": "RETURN $x AS x", "params": {"x": 1}},
     "/ideas": {"idea": "Tachyon condensation on unstable D-branes"},
+    "/evolution": {"topic": "tachyon condensation", "max_papers": 10},
+    "/citation-gaps": {"draft": "Tachyon condensation on unstable D-branes."},
+    "/landscape": {"topic": "tachyon condensation", "limit": 5},
+    "/code-extract": {"filename": "m.md", "text": "```python\nx = 1\n```"},
+    "/validation/exports": {"source": "corpus", "edges": 2},
+    "/validation/{export_id}/labels": {"annotator": "A", "labels": {"E01": "retain"}},
+    "/entailment-data": {"pairs": [{"sentence1": "a", "sentence2": "b",
+                                    "label": "entailment"}]},
 }
 Path = tuple[str | int, ...]
 

@@ -6,7 +6,6 @@ that speaks the OpenAI chat-completions shape."""
 import base64
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -18,9 +17,6 @@ from crase.api.run_views import read_run_record
 from crase.errors import DocumentUnreadable
 from crase.graph import Graph
 from crase.models.chat import ModelRunner
-from crase.prompts import catalog
-from crase.prompts.implementation_replies import ImplementationReply
-from crase.prompts.replies import REPLY_MODELS
 from crase.research.code_extractor import (
     CodeBlock,
     ModelAnalyst,
@@ -236,17 +232,7 @@ def test_the_http_route_reads_a_pdf_and_never_executes(client: TestClient,  # no
                        headers={"X-API-Key": "not-a-key"}).status_code == 401
 
 
-@pytest.fixture
-def registered_prompt(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The analysis prompt's reply model, in case prompts/replies.py does not list it yet."""
-    monkeypatch.setitem(REPLY_MODELS, "analyze_implementation", ImplementationReply)
-    catalog.load_prompt.cache_clear()
-    yield
-    catalog.load_prompt.cache_clear()
-
-
-def test_the_model_path_labels_its_analysis(graph: Graph, tmp_path: Path,
-                                            registered_prompt: None) -> None:
+def test_the_model_path_labels_its_analysis(graph: Graph, tmp_path: Path) -> None:
     answer = {"frameworks": ["PyTorch"], "dependencies": [], "model_structure": ["MLP"],
               "missing_components": [{"component": "hyperparameters",
                                       "detail": "No learning rate is given."}],
@@ -270,8 +256,7 @@ def test_the_model_path_labels_its_analysis(graph: Graph, tmp_path: Path,
     assert record is not None and record["usage"]["expert"]["calls"] == 1
 
 
-def test_a_failed_model_call_is_reported_not_replaced(graph: Graph, tmp_path: Path,
-                                                      registered_prompt: None) -> None:
+def test_a_failed_model_call_is_reported_not_replaced(graph: Graph, tmp_path: Path) -> None:
     path = tmp_path / "method.md"
     path.write_text(MARKDOWN, encoding="utf-8")
     with ChatServer(lambda request: Reply("not json at all")).running() as server:
