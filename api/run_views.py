@@ -17,7 +17,12 @@ from crase.errors import DatabaseError, InvalidRequest, RunNotFinished, RunNotFo
 from crase.graph import Graph
 from crase.ingest.records import repair_authors
 from crase.paper_links import paper_links
-from crase.scoring.delta import EdgeVerdict, judge_delta, stored_coverage_affinity
+from crase.scoring.delta import (
+    RETAINED,
+    EdgeVerdict,
+    judge_delta,
+    stored_coverage_affinity,
+)
 
 
 def parse_json(text: str | None, default: Any) -> Any:
@@ -152,8 +157,11 @@ def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dic
     kept = {node["id"] for node in nodes if node["kept"]}
     rows = graph.read("read_run_graph_edges", run_id=run_id, theta=theta,
                       one_hop=params.get("hops") == "1")
-    edges = [judge_edge(row, theta, tau, scorer, version, kept) for row in rows]
+    weighting = str(params.get("weighting", "coverage"))
+    edges = [judge_edge(row, theta, tau, scorer, version, kept, weighting == "coverage")
+             for row in rows]
     return {"run_id": run_id, "query": record["query"], "theta": theta, "tau": tau,
+            "weighting": weighting,
             "scorer": f"{scorer}@{version}" if scorer else None,
             "counts": {"nodes": len(nodes), "nodes_kept": len(kept), "edges": len(edges),
                        "edges_retained": sum(1 for e in edges if e["retained"])},
@@ -166,12 +174,16 @@ def split_backend(name: str) -> tuple[str, str]:
 
 
 def judge_edge(row: dict[str, Any], theta: float, tau: float, scorer: str, version: str,
-               kept: set[str]) -> dict[str, Any]:
+               kept: set[str], pruned_by_delta: bool = True) -> dict[str, Any]:
     """One edge of the view: Delta at the run's theta and the prune rule's verdict on it;
-    retained only when both its papers were kept by the run as well."""
+    retained only when both its papers were kept by the run as well. The uniform walk
+    (`pruned_by_delta` False) prunes no edge: it walked every edge among its papers."""
     foreign = foreign_score(row, scorer, version)
     delta = None if foreign or row["scorer"] is None else stored_delta_at(row, theta)
-    verdict = EdgeVerdict(False, foreign) if foreign else judge_delta(delta, tau)
+    if not pruned_by_delta:
+        verdict = EdgeVerdict(True, RETAINED)
+    else:
+        verdict = EdgeVerdict(False, foreign) if foreign else judge_delta(delta, tau)
     retained = verdict.kept and row["citing"] in kept and row["cited"] in kept
     return {"citing": row["citing"], "cited": row["cited"],
             "delta": None if delta is None else round(delta, 6),

@@ -39,6 +39,7 @@ def serve_api(args: argparse.Namespace, settings: Settings) -> int:
         update={"api": settings.api.model_copy(update={"api_keys": keys})})
     app = create_app(settings)
     print(f"Crase HTTP API on http://{host}:{port}  (docs: http://{host}:{port}/schema)")
+    print(f"  Web pages: http://{host}:{port}/ui/ (log in with the API key)")
     if key_file is not None:
         print(f"  API key: in {key_file} (send it as the {API_KEY_HEADER} header)")
     else:

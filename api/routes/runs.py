@@ -137,6 +137,8 @@ class EvidenceGraph(BaseModel):
     query: str | None
     theta: float
     tau: float
+    weighting: str = Field(description="coverage (edges weighed and pruned by Delta) or "
+                                       "uniform (every edge among the kept papers walked)")
     scorer: str | None
     counts: GraphCounts
     nodes: list[GraphNode]

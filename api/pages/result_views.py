@@ -1,0 +1,95 @@
+"""A run's results as the run page shows them: links, and the evidence in plain sentences
+(which seed a paper was reached from, each edge on the way with its Delta, and the claim
+pair that grounds it)."""
+
+from typing import Any
+
+from crase.graph import Graph
+from crase.paper_links import paper_links
+
+LINK_LABELS = {"arxiv": "arXiv", "doi": "DOI", "semantic_scholar": "Semantic Scholar"}
+
+
+def link_list(paper: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, url) for each identifier the paper has, in a fixed order."""
+    return [(LINK_LABELS[name], url) for name, url in paper_links(paper).items()]
+
+
+def paper_titles(graph: Graph, run: dict[str, Any]) -> dict[str, str]:
+    """Titles of every paper the results' evidence names; the ones not already in the run
+    view are read in one query."""
+    titles = {r["id"]: r["title"] for r in run["results"]}
+    titles.update({s["paper_id"]: s["title"] for s in run["seeds"]})
+    named = {paper for r in run["results"] for paper in evidence_papers(r["evidence"])}
+    missing = sorted(named - titles.keys())
+    if missing:
+        titles.update({row["id"]: row["title"] for row in graph.read("read_papers", ids=missing)})
+    return titles
+
+
+def evidence_papers(evidence: dict[str, Any] | None) -> set[str]:
+    if not evidence:
+        return set()
+    papers = {evidence["reached_from"]} if evidence.get("reached_from") else set()
+    for edge in evidence.get("path", []) + evidence.get("strongest_edges", []):
+        papers.update((edge["citing"], edge["cited"]))
+    return papers
+
+
+def search_results(graph: Graph, run: dict[str, Any]) -> list[dict[str, Any]]:
+    titles = paper_titles(graph, run)
+    seeds = {seed["paper_id"]: seed for seed in run["seeds"]}
+    return [{**paper, "links": link_list(paper),
+             "evidence_view": describe_evidence(paper, titles, seeds)}
+            for paper in run["results"]]
+
+
+def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
+                      seeds: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """{'summary': sentences, 'path': edges from the seed, 'strongest': other strong edges}."""
+    evidence = paper["evidence"] or {}
+    summary = []
+    if evidence.get("seed"):
+        summary.append(seed_sentence(seeds.get(paper["id"]), evidence))
+    elif evidence.get("reached_from"):
+        steps = len(evidence.get("path", []))
+        origin = titles.get(evidence["reached_from"], evidence["reached_from"])
+        summary.append(f"Reached from the seed “{origin}” over {steps} retained citation "
+                       f"edge{'s' if steps != 1 else ''}.")
+    if evidence.get("text_match"):
+        summary.append("Not reached by the walk: a full-text match of the query that filled "
+                       "an empty place in the list.")
+    if not summary:
+        summary.append("No graph evidence was recorded for this paper.")
+    return {"summary": summary,
+            "path": [edge_sentence(e, titles) for e in evidence.get("path", [])],
+            "strongest": [edge_sentence(e, titles) for e in evidence.get("strongest_edges", [])]}
+
+
+def seed_sentence(seed: dict[str, Any] | None, evidence: dict[str, Any]) -> str:
+    if seed is None or seed["sub_query_index"] == 0:
+        found = "the query's own text ranking"
+    elif seed["sub_query_index"] < 0:
+        found = "the request (a given seed)"
+    else:
+        found = f"the sub-query “{seed['sub_query']}”"
+    rank = (seed or {}).get("relevance_rank") or evidence.get("text_rank")
+    sentence = f"A seed: found by {found}" + (f" at rank {rank}" if rank else "")
+    share = (seed or {}).get("restart_share") or evidence.get("restart_share")
+    if share:
+        sentence += f", with {share:.0%} of the walk's restart mass"
+    return sentence + "."
+
+
+def edge_sentence(edge: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
+    """One edge as words: who cites whom, its Delta, and the claim pair behind it."""
+    citing = titles.get(edge["citing"], edge["citing"])
+    cited = titles.get(edge["cited"], edge["cited"])
+    grounding = None
+    if edge.get("citing_claim") and edge.get("cited_claim") and edge.get("support") is not None:
+        grounding = (f"the claim “{edge['citing_claim']}” of the citing paper is grounded "
+                     f"by “{edge['cited_claim']}” of the cited one (entailment "
+                     f"{edge['support']:.2f})")
+    return {"citing": edge["citing"], "cited": edge["cited"],
+            "text": f"“{citing}” cites “{cited}”", "delta": edge.get("delta"),
+            "grounding": grounding}

@@ -1,0 +1,113 @@
+"""The web pages against a real server: the app under uvicorn on a free loopback port,
+sharing the session's Neo4j, and Chromium from the system packages driven by Selenium
+through the system chromedriver (a browser that downloads itself cannot run here)."""
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from litestar.testing import TestClient
+
+from crase.api.app import create_app
+from crase.graph import Graph
+from crase.settings import Settings
+from tests.api.conftest import API_KEY, api_settings, client, corpus  # noqa: F401  (fixtures)
+from tests.conftest import free_port
+
+CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMEDRIVER = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+
+
+def first_existing(paths: tuple[str, ...]) -> str | None:
+    return next((p for p in paths if Path(p).exists()), shutil.which(Path(paths[0]).name))
+
+
+class LiveServer:
+    """uvicorn serving the app in a thread, stopped by the fixture."""
+
+    def __init__(self, settings: Settings, graph: Graph) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(create_app(settings, graph=graph), host="127.0.0.1",
+                                port=self.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture
+def live_server(api_settings: Settings, graph: Graph,  # noqa: F811
+                corpus: dict[str, Any]) -> Iterator[LiveServer]:  # noqa: F811
+    """The app on a real port, over the fixture corpus (loaded through the API)."""
+    server = LiveServer(api_settings, graph)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def chromium_paths() -> tuple[str, str]:
+    browser, driver = first_existing(CHROMIUM), first_existing(CHROMEDRIVER)
+    if browser is None or driver is None:
+        pytest.skip("no Chromium and chromedriver from the system packages "
+                    "(apt-get install chromium chromium-driver; make test installs them)")
+    return browser, driver
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    """Headless Chromium at 1280x800 that saves downloads into tmp_path/downloads."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = chromium_paths()
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--disable-gpu", f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+                     "--hide-scrollbars"):
+        options.add_argument(argument)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_window_size(*DESKTOP)
+    driver.downloads = downloads
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def page_client(api_settings: Settings, graph: Graph) -> Iterator[TestClient]:  # noqa: F811
+    """A client with no key header, as a browser is; `base_url` https so the secure
+    cookie is sent back."""
+    with TestClient(create_app(api_settings, graph=graph),
+                    base_url="https://testserver.local") as test_client:
+        yield test_client
+
+
+def log_in(test_client: TestClient, key: str = API_KEY) -> Any:
+    return test_client.post("/ui/login", data={"key": key, "next": "/ui/"},
+                            follow_redirects=False)
