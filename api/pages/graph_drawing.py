@@ -41,6 +41,9 @@ class EdgeShape:
     width: float
     retained: bool
     delta: float | None
+    # Retained, but between two papers that are neither seeds nor returned: drawn only on
+    # request, so the edges that ground the results stay readable in a large run.
+    context: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,12 +158,15 @@ def draw_evidence_graph(view: dict[str, Any]) -> Drawing:
                 rank=node["rank"], score=node["score"])
         tallest = max(tallest, min(len(members), ROWS_PER_LANE))
         x += max(COLUMN_WIDTH, lanes * LANE_WIDTH + COLUMN_WIDTH / 2)
-    thinning = thinning_for(sum(1 for e in view["edges"] if e["retained"]))
+    shown = [e for e in view["edges"] if e["citing"] in shapes and e["cited"] in shapes]
+    central = {n.id for n in shapes.values() if "seed" in n.roles or "returned" in n.roles}
+    thinning = thinning_for(sum(1 for e in shown if e["retained"]))
     edges = [EdgeShape(citing=e["citing"], cited=e["cited"],
                        path=arc(shapes[e["citing"]], shapes[e["cited"]]),
                        width=edge_width(e["delta"], thinning), retained=e["retained"],
-                       delta=e["delta"])
-             for e in view["edges"] if e["citing"] in shapes and e["cited"] in shapes]
+                       delta=e["delta"], context=e["retained"] and not (
+                           e["citing"] in central or e["cited"] in central))
+             for e in shown]
     # Retained edges last, so they are painted over the pruned ones when those are shown;
     # big circles first, so a small one on top of a big one can still be clicked.
     edges.sort(key=lambda e: e.retained)

@@ -15,9 +15,12 @@ from litestar.testing import TestClient
 
 from crase.api.app import create_app
 from crase.graph import Graph
+from crase.ingest.corpus import locate_corpus
+from crase.ingest.loader import load_corpus
 from crase.settings import Settings
 from tests.api.conftest import API_KEY, api_settings, client, corpus  # noqa: F401  (fixtures)
 from tests.conftest import free_port
+from tests.sample_slice import SAMPLE
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
@@ -57,6 +60,21 @@ class LiveServer:
 def live_server(api_settings: Settings, graph: Graph,  # noqa: F811
                 corpus: dict[str, Any]) -> Iterator[LiveServer]:  # noqa: F811
     """The app on a real port, over the fixture corpus (loaded through the API)."""
+    server = LiveServer(api_settings, graph)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def sample_server(api_settings: Settings, graph: Graph,  # noqa: F811
+                  tmp_path: Path) -> Iterator[LiveServer]:
+    """The app on a real port over the committed sample (3,000 hep-th papers), loaded by
+    the loader as `crase load data/sample` loads it."""
+    load_corpus(graph, locate_corpus(SAMPLE), api_settings,
+                rejects_path=tmp_path / "sample.rejects.jsonl", show_progress=False)
     server = LiveServer(api_settings, graph)
     server.start()
     try:

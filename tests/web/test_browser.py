@@ -135,7 +135,7 @@ def test_a_search_from_login_to_graph_cards_and_bibtex(browser: Any, live_server
                                                        tmp_path: Path) -> None:
     from tests.api.conftest import API_KEY
 
-    shots = screenshot_folder(tmp_path)
+    shots = tmp_path  # the README's pictures come from the sample (the test below)
     log_in(browser, live_server, API_KEY)
     wait_for(browser, "#search-form", 10)
     cookie = browser.get_cookie("crase_session")
@@ -208,6 +208,55 @@ def test_a_search_from_login_to_graph_cards_and_bibtex(browser: Any, live_server
     find(browser, "#show-pruned").click()
     assert all(drawn(browser, edge) for edge in find_all(browser, "path.edge.pruned"))
     assert svg.get_attribute("class").split().count("show-pruned") == 1
+
+
+SAMPLE_QUERY = "tachyon condensation on unstable D-branes in open string field theory"
+
+
+def test_a_search_on_the_committed_sample_reads_well(browser: Any, sample_server: LiveServer,
+                                                     tmp_path: Path) -> None:
+    """The README's pictures: a coverage-weighted search of the real sample, its ranked
+    list (every paper linked to arXiv) and its evidence graph with an edge card open."""
+    from tests.api.conftest import API_KEY
+
+    shots = screenshot_folder(tmp_path)
+    log_in(browser, sample_server, API_KEY)
+    find(browser, "#search-form textarea[name=query]").send_keys(SAMPLE_QUERY)
+    for name, value in (("k", RESULTS), ("tau", 0.2)):
+        field = find(browser, f"#search-form input[name={name}]")
+        field.clear()
+        field.send_keys(str(value))
+    find(browser, "#search-form select[name=weighting] option[value=coverage]").click()
+    find(browser, "#search-form button[type=submit]").click()
+    wait_for(browser, "#results", 300)
+    results = find_all(browser, "#results > li.result")
+    assert len(results) == RESULTS
+    links = [r.find_elements("css selector", "a.paper-link") for r in results]
+    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
+                   for a in found) for found in links)
+    assert sum("tachyon" in r.text.lower() for r in results) >= RESULTS // 2
+    assert horizontal_overflow(browser) <= 0
+    browser.execute_script("document.querySelector('#open-graph').scrollIntoView()")
+    browser.save_screenshot(str(shots / "run-page.png"))
+    browser.set_window_size(*PHONE)
+    browser.refresh()
+    wait_for(browser, "#results", 10)
+    assert horizontal_overflow(browser) <= 0
+    browser.save_screenshot(str(shots / "run-page-phone.png"))
+    browser.set_window_size(*DESKTOP)
+
+    find(browser, "#open-graph").click()
+    wait_for(browser, "#evidence-graph", 20)
+    assert len(find_all(browser, "#evidence-graph circle.node")) > RESULTS
+    click_an_edge(browser, find_all(browser, "#evidence-graph path.edge.retained"))
+    edge_card = wait_for(browser, "#edge-card", 10)
+    assert "Delta" in edge_card.text and edge_card.find_elements("css selector", "ol.pairs li")
+    browser.save_screenshot(str(shots / "evidence-graph.png"))
+    # A large run draws the retained edges of its seeds and results; the rest on request.
+    context = find_all(browser, "#evidence-graph path.edge.context")
+    assert context and not any(drawn(browser, edge) for edge in context)
+    find(browser, "#show-context").click()
+    assert all(drawn(browser, edge) for edge in context)
 
 
 def test_an_idea_run_with_its_works_audit_summary_and_bibtex(

@@ -96,3 +96,11 @@ def test_a_dense_graph_gets_thinner_fainter_lines() -> None:
     assert dense.edge_opacity < sparse.edge_opacity
     assert max(e.width for e in dense.edges) < max(e.width for e in sparse.edges)
     assert min(e.width for e in dense.edges) >= 0.5
+
+
+def test_retained_edges_away_from_seeds_and_results_are_context() -> None:
+    nodes = [node("s", 2000, seed=True, rank=1), node("k1", 2001), node("k2", 2002)]
+    edges = [edge("k1", "s", 0.5), edge("k2", "k1", 0.5), edge("k2", "s", 0.0, retained=False)]
+    drawing = draw_evidence_graph({"nodes": nodes, "edges": edges})
+    context = {(e.citing, e.cited): e.context for e in drawing.edges}
+    assert context == {("k1", "s"): False, ("k2", "k1"): True, ("k2", "s"): False}

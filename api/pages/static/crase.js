@@ -51,7 +51,8 @@ function wireGraph(svg) {
       showCard(`/ui/runs/${run}/edge?${query}`);
     }
   });
-  const toggles = {"show-pruned": "show-pruned", "show-cut-seeds": "show-cut-seeds"};
+  const toggles = {"show-context": "show-context", "show-pruned": "show-pruned",
+                   "show-cut-seeds": "show-cut-seeds"};
   for (const [id, flag] of Object.entries(toggles)) {
     const box = document.getElementById(id);
     box.addEventListener("change", () => svg.classList.toggle(flag, box.checked));
