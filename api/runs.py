@@ -119,7 +119,10 @@ class TrackedRun:
         self.stages.setdefault(name, StageProgress()).state = "running"
 
     def items_done(self, stage: str, done: int, total: int) -> None:
-        progress = self.stages.setdefault(stage, StageProgress(state="running"))
+        # A counter named after a step within a stage ("neighbours assessed") counts on
+        # the stage it runs in, so progress lists the pipeline's own stages only.
+        name = stage if stage in self.stages or self.stage is None else self.stage
+        progress = self.stages.setdefault(name, StageProgress(state="running"))
         progress.done, progress.total = done, total
 
     def cancel_requested(self) -> bool:

@@ -195,11 +195,11 @@ def grade_neighbours(scorer: NeighbourScorer, runner: ModelRunner, structure: Id
     step = max(batch_size, 1) * 8  # the default endpoint concurrency
     for start in range(0, len(candidates), step):
         if progress is not None:
-            progress("neighbours graded", start, len(candidates))
+            progress("neighbours", start, len(candidates))
         verdicts += scorer.score(runner, structure,
                                  [c.primary for c in candidates[start:start + step]], batch_size)
     if progress is not None and candidates:
-        progress("neighbours graded", len(candidates), len(candidates))
+        progress("neighbours", len(candidates), len(candidates))
     return verdicts
 
 
