@@ -7,7 +7,6 @@ which is the same folder by default and a temporary one for test servers.
 
 import os
 import secrets
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
+from crase import processes
 from crase.errors import JarsMissing, ServerStartError
 from crase.settings import DatabaseSettings
 
@@ -119,32 +119,16 @@ class Neo4jServer:
         if not (self.home / "data" / "databases" / "system").exists():
             self._set_initial_password()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        with self.console_log.open("ab") as console:
-            process = subprocess.Popen(
-                self._java_command(ENTRY_POINT, f"--home-dir={self.home}",
-                                   f"--config-dir={self.conf_dir}"),
-                stdout=console, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=self._java_env(), start_new_session=True,
-            )
-        self.pid_file.parent.mkdir(parents=True, exist_ok=True)
-        self.pid_file.write_text(str(process.pid))
+        process = processes.spawn(
+            self._java_command(ENTRY_POINT, f"--home-dir={self.home}",
+                               f"--config-dir={self.conf_dir}"),
+            self.console_log, self.pid_file, env=self._java_env())
         self._wait_for_bolt(process)
         return self.status()
 
     def stop(self, timeout_s: float = 60.0) -> bool:
         """Stop the server this home started (by its pid). Returns False if none ran."""
-        pid = self._live_pid()
-        if pid is None:
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and _is_alive(pid):
-            time.sleep(0.2)
-        if _is_alive(pid):
-            os.kill(pid, signal.SIGKILL)
-        self.pid_file.unlink(missing_ok=True)
-        return True
+        return processes.stop(self.pid_file, ENTRY_POINT, timeout_s)
 
     def run_admin(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run `neo4j-admin` (e.g. `database import full ...`) against this home."""
@@ -233,31 +217,4 @@ class Neo4jServer:
         )
 
     def _live_pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
-        return pid if _is_alive(pid) and _runs_neo4j(pid) else None
-
-
-def _is_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited child not yet reaped) still answers kill(0).
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
-    except (FileNotFoundError, IndexError):
-        return True
-    return state != "Z"
-
-
-def _runs_neo4j(pid: int) -> bool:
-    """Guard against a recycled pid: the process must be a Neo4j server."""
-    try:
-        return ENTRY_POINT.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return False
+        return processes.live_pid(self.pid_file, ENTRY_POINT)

@@ -166,6 +166,10 @@ class ModelEndpoint(BaseModel):
         None, ge=1, description="Completion tokens per call; unset = the prompt's own budget"
     )
     temperature: float = Field(0.0, ge=0, description="Sampling temperature")
+    frequency_penalty: float | None = Field(
+        None, ge=-2, le=2, description="OpenAI frequency_penalty; unset = not sent")
+    presence_penalty: float | None = Field(
+        None, ge=-2, le=2, description="OpenAI presence_penalty; unset = not sent")
     response_format: Literal["none", "json_object", "json_schema", "json_object_schema"] = Field(
         "json_object",
         description="What to ask of the server: nothing, any JSON object, or the reply's schema "
@@ -202,6 +206,10 @@ class ModelSettings(BaseModel):
     cache_dir: Path = Field(default_factory=lambda: local_var_dir() / "model-cache",
                             description="Valid-reply cache (default var_dir/model-cache)")
     cache_enabled: bool = Field(True, description="Reuse valid replies to unchanged requests")
+    remember_rejected: bool = Field(
+        False, description="At temperature 0 the same request gets the same reply: remember "
+                           "a reply still invalid after its repair, so a rerun records the same "
+                           "failure without asking again (set for the local model)")
 
 
 class LocalModelSettings(BaseModel):

@@ -36,8 +36,9 @@ from pydantic import BaseModel
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
 from crase.http import RetryPolicy, TryOutcome, send_with_retries
 from crase.models.reply_cache import ReplyCache
-from crase.models.reply_json import repair_request, validate_reply
+from crase.models.reply_json import cut_off_problem, repair_request, validate_reply
 from crase.prompts.catalog import Message, Prompt
+from crase.prompts.reply_schemas import steering_schema
 from crase.run_lifecycle import StopCheck, current_stop_check
 from crase.settings import ModelEndpoint, ModelSettings
 from crase.usage import ModelLedger, Usage
@@ -74,10 +75,17 @@ class ModelCall(Generic[R]):
     subject: str = ""  # what the call is about (paper id, edge u->v), for the record
     stage: str = ""  # ledger bucket; the prompt name when empty
     check: Callable[[R], list[str]] | None = None
+    # The reply model's JSON schema narrowed to this call (a matrix's exact shape, the
+    # supplied ids), sent where the endpoint asks the server to enforce a schema. It only
+    # steers generation: the reply is still validated against the model and `check`.
+    schema: dict[str, Any] | None = None
 
     @property
     def stage_name(self) -> str:
         return self.stage or self.prompt.name
+
+    def reply_schema(self) -> dict[str, Any]:
+        return self.schema or steering_schema(self.prompt.reply_model)
 
 
 @dataclass(frozen=True)
@@ -151,6 +159,12 @@ class _Problem:
     detail: str
 
 
+@dataclass(frozen=True)
+class _Completion:
+    text: str
+    cut: bool = False  # the server stopped it at max_tokens (finish_reason "length")
+
+
 class ChatClient:
     """Async client for one event loop; open it with `async with`."""
 
@@ -190,10 +204,19 @@ class ChatClient:
     def _from_cache(
         self, endpoint: ModelEndpoint, call: ModelCall[Any], key: str
     ) -> Outcome | None:
-        content = self.cache.get(key) if self.cache is not None else None
-        if content is None:
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is None:
             return None
-        value, problems = validate_reply(call.prompt.reply_model, call.check, content)
+        value, problems = validate_reply(call.prompt.reply_model, call.check, cached.content)
+        if value is None and cached.rejected:
+            # The same request at temperature 0 gets the same reply: the same failure,
+            # recorded again without asking.
+            return ModelFailure(
+                model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
+                subject=call.subject, kind="invalid_reply",
+                detail="; ".join(problems) + " (remembered from an earlier run)",
+                usage=call_usage(Usage(), endpoint, failed=True, cached=True),
+                last_reply=cached.content[:REPLY_EXCERPT_CHARS])
         if value is None:
             log.info("cached reply %s no longer passes validation: %s", key, problems)
             return None
@@ -237,23 +260,32 @@ class ChatClient:
         deadline: asyncio.Timeout,
     ) -> Outcome:
         reply_model = call.prompt.reply_model
-        content = await self._post(endpoint, messages, max_tokens, reply_model, meter, deadline)
-        if isinstance(content, _Problem):
-            return self._failure(endpoint, call, meter, content.kind, content.detail)
+        schema = (reply_model.__name__, call.reply_schema())
+        first = await self._post(endpoint, messages, max_tokens, schema, meter, deadline)
+        if isinstance(first, _Problem):
+            return self._failure(endpoint, call, meter, first.kind, first.detail)
+        content = first.text
         value, problems = validate_reply(reply_model, call.check, content)
         repaired = False
         if value is None:
-            first_problems = problems
-            retry = [*messages, {"role": "assistant", "content": content}, repair_request(problems)]
-            content = await self._post(endpoint, retry, max_tokens, reply_model, meter,
-                                       deadline)
-            if isinstance(content, _Problem):
-                detail = f"repair request failed ({content.detail}) after: {first_problems}"
-                return self._failure(endpoint, call, meter, content.kind, detail)
+            # A reply cut at the token limit is broken JSON; saying why asks for a shorter one.
+            first_problems = ([cut_off_problem(max_tokens)] if first.cut else []) + problems
+            retry = [*messages, {"role": "assistant", "content": content},
+                     repair_request(first_problems)]
+            second = await self._post(endpoint, retry, max_tokens, schema, meter, deadline)
+            if isinstance(second, _Problem):
+                detail = f"repair request failed ({second.detail}) after: {first_problems}"
+                return self._failure(endpoint, call, meter, second.kind, detail)
+            content = second.text
             value, problems = validate_reply(reply_model, call.check, content)
             if value is None:
+                problems = ([cut_off_problem(max_tokens)] if second.cut else []) + problems
                 detail = "; ".join(problems)
-                return self._failure(endpoint, call, meter, "invalid_reply", detail, content)
+                failure = self._failure(endpoint, call, meter, "invalid_reply", detail, content)
+                if self.cache is not None and self.cache.remember_rejected \
+                        and endpoint.temperature == 0:
+                    self.cache.put_rejected(key, content, failure)
+                return failure
             repaired = True
         reply = ModelReply(
             value=value, model=endpoint.model, prompt=call.prompt.ref, stage=call.stage_name,
@@ -285,14 +317,14 @@ class ChatClient:
         endpoint: ModelEndpoint,
         messages: list[Message],
         max_tokens: int,
-        reply_model: type[BaseModel],
+        schema: tuple[str, dict[str, Any]],
         meter: Usage,
         deadline: asyncio.Timeout,
-    ) -> str | _Problem:
+    ) -> _Completion | _Problem:
         """The reply text, after retries; or the last problem."""
         assert self._http is not None, "use ChatClient inside `async with`"
         url = f"{str(endpoint.base_url).rstrip('/')}/chat/completions"
-        body = request_body(endpoint, messages, max_tokens, reply_model)
+        body = request_body(endpoint, messages, max_tokens, schema)
         headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
         limit = self._limit(endpoint)
         http = self._http
@@ -335,28 +367,35 @@ def request_body(
     endpoint: ModelEndpoint,
     messages: list[Message],
     max_tokens: int,
-    reply_model: type[BaseModel],
+    schema: tuple[str, dict[str, Any]],
 ) -> dict[str, Any]:
+    """The chat-completion request; `schema` is the reply's (name, JSON schema)."""
+    name, json_schema = schema
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": messages,
         "temperature": endpoint.temperature,
         "max_tokens": max_tokens,
     }
+    for penalty in ("frequency_penalty", "presence_penalty"):
+        if getattr(endpoint, penalty) is not None:
+            body[penalty] = getattr(endpoint, penalty)
     if endpoint.response_format == "json_object":
         body["response_format"] = {"type": "json_object"}
     elif endpoint.response_format == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
-            "json_schema": {
-                "name": reply_model.__name__,
-                "schema": reply_model.model_json_schema(),
-            },
+            "json_schema": {"name": name, "schema": json_schema},
         }
+    elif endpoint.response_format == "json_object_schema":
+        # llama.cpp's servers take the schema inside a json_object request and compile it
+        # to a grammar; llama-cpp-python refuses the "json_schema" type.
+        body["response_format"] = {"type": "json_object", "schema": json_schema}
     return body
 
 
-def read_outcome(outcome: TryOutcome, endpoint: ModelEndpoint, meter: Usage) -> str | _Problem:
+def read_outcome(outcome: TryOutcome, endpoint: ModelEndpoint, meter: Usage
+                 ) -> _Completion | _Problem:
     """The reply text of a request's last try, or what went wrong with it."""
     if isinstance(outcome, httpx.TimeoutException):
         return _Problem("timeout", f"no reply within {endpoint.timeout_s}s")
@@ -365,7 +404,7 @@ def read_outcome(outcome: TryOutcome, endpoint: ModelEndpoint, meter: Usage) -> 
     return read_completion(outcome, meter)
 
 
-def read_completion(response: httpx.Response, meter: Usage) -> str | _Problem:
+def read_completion(response: httpx.Response, meter: Usage) -> _Completion | _Problem:
     """The assistant's text of a 200 reply (tokens go to the meter), or what went wrong."""
     status = response.status_code
     if status == 429:
@@ -383,9 +422,10 @@ def read_completion(response: httpx.Response, meter: Usage) -> str | _Problem:
     count_tokens(data.get("usage"), meter)
     if not isinstance(content, str):
         return _Problem("bad_response", "the completion has no text content")
-    if choice.get("finish_reason") == "length":
+    cut = choice.get("finish_reason") == "length"
+    if cut:
         log.info("a completion was cut at max_tokens; validation will judge it")
-    return content
+    return _Completion(content, cut)
 
 
 def count_tokens(usage: object, meter: Usage) -> None:
@@ -424,8 +464,7 @@ class ModelRunner:
     def from_settings(
         cls, models: ModelSettings, ledger: ModelLedger | None = None
     ) -> "ModelRunner":
-        cache = ReplyCache(models.cache_dir) if models.cache_enabled else None
-        return cls(ledger, cache)
+        return cls(ledger, ReplyCache.from_settings(models))
 
     def run(self, endpoint: ModelEndpoint, calls: Sequence[ModelCall[Any]]) -> list[Outcome]:
         if not calls:

@@ -50,6 +50,11 @@ def describe_validation_error(err: ValidationError, limit: int = 20) -> list[str
     return problems
 
 
+def cut_off_problem(max_tokens: int) -> str:
+    return (f"the reply was cut off at the limit of {max_tokens} tokens before the JSON "
+            "object was complete: keep every text short so that the whole object fits")
+
+
 def repair_request(problems: list[str]) -> Message:
     listed = "\n".join(f"- {problem}" for problem in problems)
     return {

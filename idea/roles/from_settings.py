@@ -65,7 +65,7 @@ def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
         structurer=structurer, recaller=recaller, assessor=assessor, neighbour_scorer=scorer,
         expert=expert, reporter=reporter, providers=settings.providers,
         runs_dir=settings.var_dir / "runs",
-        cache=ReplyCache(models.cache_dir) if models.cache_enabled else None,
+        cache=ReplyCache.from_settings(models),
         encoder=encoder,
     )
 

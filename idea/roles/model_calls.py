@@ -33,6 +33,7 @@ from crase.prompts.replies import (
     SearchQueriesReply,
     StructuralFeaturesReply,
     SuppliedEvidence,
+    allowed_source,
     check_assessment,
     check_expert_ranking,
     check_facets,
@@ -43,6 +44,12 @@ from crase.prompts.replies import (
     check_report,
     check_search_queries,
     check_structural_features,
+)
+from crase.prompts.reply_schemas import (
+    assessment_schema,
+    expert_schema,
+    facets_schema,
+    neighbour_schema,
 )
 from crase.settings import ModelEndpoint, ModelSettings
 
@@ -169,6 +176,7 @@ def derive_facets(
         {"idea": data_block(idea), "min_facets": min_facets, "max_facets": max_facets},
         stage="idea.facets",
         check=partial(check_facets, min_facets=min_facets, max_facets=max_facets),
+        schema=facets_schema(min_facets, max_facets),
     )
     return runner.run_one(endpoint, call)
 
@@ -247,6 +255,7 @@ def assess_abstracts(
         paper.id: ModelCall(
             prompt, {**shared, "paper": data_block(paper.as_data())}, subject=paper.id,
             stage="idea.assess", check=partial(check_assessment, facet_labels=labels),
+            schema=assessment_schema(labels),
         )
         for paper in papers
         if paper.has_abstract
@@ -282,6 +291,7 @@ def score_neighbours(
             },
             subject=",".join(p.id for p in batch), stage="idea.neighbours",
             check=partial(check_neighbour_scores, paper_ids=[p.id for p in batch]),
+            schema=neighbour_schema([p.id for p in batch]),
         )
         for batch in batches
     ]
@@ -328,6 +338,9 @@ def rank_shortlist(
             supplied={entry.paper.id: entry.supplied for entry in shortlist},
             work_ids={entry.paper.id: entry.work_id for entry in shortlist},
         ),
+        schema=expert_schema(
+            [(entry.paper.id, allowed_source(entry.supplied)) for entry in shortlist], count
+        ) if count else None,
     )
     if not shortlist:
         return runner.skip(endpoint, call, "empty shortlist")

@@ -10,7 +10,8 @@ out, the matrix is None, the plan raises; the failure is in the ledger and in
 Nothing is ever filled in with a made-up value.
 """
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -33,11 +34,14 @@ from crase.prompts.replies import (
     check_entailment,
     check_plan,
 )
+from crase.prompts.reply_schemas import claims_schema, entailment_schema, plan_schema
 from crase.scoring.claims import Claim, PaperText
+from crase.search.roles.offline_claims import split_sentences
 from crase.settings import ModelEndpoint, Settings
 from crase.usage import ModelLedger, Usage
 
 MIN_CLAIMS, MAX_CLAIMS = 4, 5
+QUOTE_OR_BACKSLASH = re.compile(r'["\\]')
 
 
 def backend_name(endpoint: ModelEndpoint, prompt: Prompt) -> str:
@@ -63,6 +67,7 @@ class ModelPlanner:
         call: ModelCall[PlanReply] = ModelCall(
             self.prompt, {"query": data_block(query), "count": count},
             subject=query[:120], stage="plan", check=partial(check_plan, count=count),
+            schema=plan_schema(count),
         )
         outcome = self.runner.run_one(self.endpoint, call)
         self.usage.add(outcome.usage)
@@ -116,6 +121,7 @@ class ModelClaimExtractor:
             check=partial(
                 check_claims, source_text=source, min_claims=MIN_CLAIMS, max_claims=MAX_CLAIMS
             ),
+            schema=claims_schema(MIN_CLAIMS, MAX_CLAIMS, source_spans(fields.values())),
         )
 
 
@@ -125,6 +131,23 @@ def paper_fields(paper: PaperText, max_chars: int) -> dict[str, str]:
     abstract = paper.abstract.strip()[:max_chars]
     room = max(0, max_chars - len(title) - len(abstract))
     return {"title": title, "abstract": abstract, "introduction": paper.intro.strip()[:room]}
+
+
+def source_spans(texts: Iterable[str], max_chars: int = 300) -> list[str]:
+    """Verbatim spans of the paper text that a schema-steered model may quote: its
+    sentences, whitespace collapsed (the verbatim check ignores whitespace), split at
+    double quotes and backslashes (a grammar literal cannot hold them: llama.cpp's schema
+    converter leaves them unescaped and fails on the grammar), each cut at a word to fit a
+    source phrase, and at least 3 words long."""
+    spans = []
+    for text in texts:
+        for _, sentence in split_sentences(text):
+            for piece in QUOTE_OR_BACKSLASH.split(" ".join(sentence.split())):
+                span = piece.strip() if len(piece) <= max_chars else \
+                    piece[:max_chars].rsplit(" ", 1)[0].strip()
+                if len(span.split()) >= 3:
+                    spans.append(span)
+    return spans
 
 
 class ModelEntailmentScorer:
@@ -180,6 +203,7 @@ def entailment_call(
     return ModelCall(
         prompt, inputs, subject=subject, stage="entailment",
         check=partial(check_entailment, n_citing=len(citing), n_cited=len(cited)),
+        schema=entailment_schema(len(citing), len(cited)) if citing and cited else None,
     )
 
 

@@ -86,3 +86,27 @@ def test_cache_can_be_switched_off(tmp_path: Path) -> None:
     assert ModelRunner.from_settings(models).cache is None
     runner = ModelRunner.from_settings(ModelSettings(cache_dir=tmp_path / "c"), ModelLedger())
     assert runner.cache is not None and runner.cache.directory == tmp_path / "c"
+
+
+def test_a_rejected_reply_is_remembered_only_when_asked(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, tmp_path: Path
+) -> None:
+    """At temperature 0 the same request gets the same wrong reply: with remember_rejected
+    the rerun records the same failure without a request; a changed check can still
+    accept the remembered reply."""
+    chat_server.script(Reply("[1, 2]"), Reply('{"matrix": [[2]]}'))
+    remembering = ReplyCache(tmp_path / "cache", remember_rejected=True)
+    runner = ModelRunner(ModelLedger(), remembering)
+    endpoint = make_endpoint()
+    first = runner.run_one(endpoint, entailment_call())
+    again = runner.run_one(endpoint, entailment_call())
+    assert not isinstance(first, ModelReply) and not isinstance(again, ModelReply)
+    assert len(chat_server.requests) == 2  # the first call and its repair; none for the rerun
+    assert again.kind == "invalid_reply" and "remembered" in again.detail
+    assert again.usage.requests == 0 and again.usage.cached == 1 and again.usage.failed == 1
+    assert runner.ledger.totals().failed == 2
+
+    warmer = make_endpoint(temperature=0.7)  # not deterministic: never remembered
+    chat_server.script(Reply("[1, 2]"), Reply('{"matrix": [[2]]}'), Reply(GOOD_2X3))
+    runner.run_one(warmer, entailment_call())
+    assert isinstance(runner.run_one(warmer, entailment_call()), ModelReply)

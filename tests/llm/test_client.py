@@ -4,11 +4,14 @@ recorded as failed, and the ledger says so."""
 import json
 import socket
 import time
+from dataclasses import replace
 
 import pytest
 
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
 from crase.models.chat import ModelFailure, ModelReply, ModelRunner, reply_value
+from crase.models.reply_cache import ReplyCache
+from crase.prompts.reply_schemas import entailment_schema
 from crase.settings import ModelEndpoint
 from tests.llm.calls import GOOD_2X3, entailment_call
 from tests.llm.chat_server import ChatServer, Raw, Reply, Sleep, Status
@@ -229,6 +232,54 @@ def test_endpoint_settings_reach_the_request(
     assert sent["max_tokens"] == 64 and sent["temperature"] == 0.3
     schema = sent["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["matrix"] and schema["additionalProperties"] is False
+
+
+def test_a_llama_cpp_endpoint_gets_the_calls_narrowed_schema_and_still_validates(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
+) -> None:
+    # A 3 x 2 reply to a 2 x 3 edge: the schema is sent to the server, the check decides.
+    wrong = '{"matrix": [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]}'
+    chat_server.script(Reply(wrong), Reply(wrong))
+    call = replace(entailment_call(), schema=entailment_schema(2, 3))
+    outcome = runner.run_one(make_endpoint(response_format="json_object_schema"), call)
+    sent = chat_server.requests[0]["response_format"]
+    assert sent["type"] == "json_object"
+    rows = sent["schema"]["properties"]["matrix"]
+    assert (rows["minItems"], rows["maxItems"], rows["items"]["minItems"]) == (2, 2, 3)
+    assert isinstance(outcome, ModelFailure) and outcome.kind == "invalid_reply"
+    assert "matrix has 3 rows, expected 2" in outcome.detail
+
+
+def test_a_reply_cut_at_the_token_limit_is_repaired_with_that_reason(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
+) -> None:
+    cut = {"choices": [{"index": 0, "finish_reason": "length",
+                        "message": {"role": "assistant", "content": '{"matrix": [[0.9, 0.1'}}],
+           "usage": {"prompt_tokens": 300, "completion_tokens": 64, "total_tokens": 364}}
+    chat_server.script(Raw(json.dumps(cut)), Reply(GOOD_2X3))
+    outcome = runner.run_one(make_endpoint(max_tokens=64), entailment_call())
+    assert isinstance(outcome, ModelReply) and outcome.repaired
+    repair = chat_server.requests[1]["messages"][-1]["content"]
+    assert "cut off at the limit of 64 tokens" in repair and "not valid JSON" in repair
+    assert outcome.usage.completion_tokens == 64 + 20
+
+
+def test_repetition_penalties_are_sent_only_when_set(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
+) -> None:
+    chat_server.script(Reply(GOOD_2X3), Reply(GOOD_2X3))
+    runner.run_one(make_endpoint(), entailment_call(tag="plain"))
+    runner.run_one(make_endpoint(frequency_penalty=1.0, presence_penalty=0.5),
+                   entailment_call(tag="penalised"))
+    plain, penalised = chat_server.requests
+    assert "frequency_penalty" not in plain and "presence_penalty" not in plain
+    assert (penalised["frequency_penalty"], penalised["presence_penalty"]) == (1.0, 0.5)
+    call = entailment_call()
+    messages = call.prompt.render(call.inputs)
+    keys = {ReplyCache.key(call.prompt, messages, endpoint, 512) for endpoint in
+            (make_endpoint(), make_endpoint(presence_penalty=None),
+             make_endpoint(presence_penalty=1.0))}
+    assert len(keys) == 2  # unset leaves the key as it was; a penalty changes it
 
 
 def test_unconfigured_endpoint_is_refused(runner: ModelRunner) -> None:

