@@ -165,7 +165,7 @@ def well_cited(citations: Path, max_edges: int) -> list[str]:
 
 def bench_search(graph: Graph, settings: Settings, query: str) -> dict[str, Any]:
     log = CallLog()
-    runner = ModelRunner(log, ReplyCache(settings.models.cache_dir))
+    runner = ModelRunner(log, ReplyCache.from_settings(settings.models))
     backends = build_search_backends(settings, runner=runner)
     excluded = well_cited(settings.sample_corpus / "citations.csv", MAX_EDGES)
     request = SearchRequest(query=query, params=SEARCH_PARAMS, exclude=excluded)

@@ -38,7 +38,7 @@ from crase.api.pages.idea_summary import summarize_audit
 from crase.api.pages.rendering import STATIC, error_page, render_page
 from crase.api.pages.result_views import link_list, search_results
 from crase.api.run_views import describe_run, evidence_graph, list_runs, read_run_record
-from crase.api.runs import FINISHED, RunRegistry
+from crase.api.runs import FINISHED, WITH_RESULTS, RunRegistry
 from crase.errors import CraseError, InvalidRequest, LoginRequired, PaperNotFound
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
@@ -159,9 +159,10 @@ class PageController(Controller):
         run = describe_run(graph, run_id, registry.get(run_id))
         if run["kind"] == "idea":
             return idea_page(request, graph, run)
-        results = search_results(graph, run) if run["status"] == "done" else []
+        with_results = run["status"] in WITH_RESULTS
+        results = search_results(graph, run) if with_results else []
         return render_page(request, "run.html", run=run, results=results,
-                           finished=run["status"] in FINISHED,
+                           finished=run["status"] in FINISHED, with_results=with_results,
                            formats=[f.value for f in ExportFormat])
 
     @get("/runs/{run_id:str}/progress", sync_to_thread=True)
