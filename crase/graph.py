@@ -46,6 +46,12 @@ class Graph:
                                       notifications_min_severity="OFF", **options)
         return cls(driver, settings.database, settings.bolt_uri(), settings.user)
 
+    def __enter__(self) -> "Graph":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.driver.close()
 

@@ -70,10 +70,7 @@ def show_logs(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def init_schema(args: argparse.Namespace, settings: Settings) -> int:
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         applied = graph.apply_schema()
-    finally:
-        graph.close()
     print(f"schema applied: {len(applied)} statements")
     return 0

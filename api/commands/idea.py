@@ -103,13 +103,10 @@ def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
     request = build_request(args, settings)
     backends = build_idea_backends(settings)
     print(f"Using {describe_idea_backends(backends)}", file=sys.stderr)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = run_idea(graph, backends, request,
                           observer=Callbacks(on_stage=print_stage,
                                              on_items=CountProgress().update))
-    finally:
-        graph.close()
     if args.audit_out:
         args.audit_out.write_text(json.dumps(result.audit, indent=1, sort_keys=True,
                                              default=str) + "\n", encoding="utf-8")
@@ -163,11 +160,8 @@ def describe_match(paper: "IdeaPaperResult") -> str:
 def export_audit(args: argparse.Namespace, settings: Settings) -> int:
     from crase.idea.audit import export_idea_audit
 
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         audit = export_idea_audit(graph, args.run_id)
-    finally:
-        graph.close()
     text = (json.dumps(audit, indent=1, sort_keys=True, default=str) + "\n"
             if not args.summary else "\n".join(summary_lines(audit)) + "\n")
     if args.out:

@@ -70,13 +70,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:
     files = locate_corpus(args.path, args.corpus_format, args.citations)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         report = load_corpus(graph, files, settings, rejects_path=args.rejects,
                              batch_size=args.batch_size, restart=args.restart,
                              show_progress=not args.quiet)
-    finally:
-        graph.close()
     print_load_report(report)
     print(EMBED_HINT)
     return 0
@@ -177,13 +174,10 @@ def embed_command(args: argparse.Namespace, settings: Settings) -> int:
         return show
 
     encoder = MiniLmEncoder()
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         index = load_or_build_index(graph, encoder, settings.var_dir / "vectors",
                                     progress=report("embedding"))
         stored = store_paper_vectors(graph, index, encoder.name, progress=report("storing"))
-    finally:
-        graph.close()
     print(f"{len(index.ids)} papers embedded, {stored} vectors stored now "
           f"({len(index.ids) - stored} already held one).")
     return 0

@@ -93,11 +93,8 @@ def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
                     limit=args.limit, max_papers=args.max_papers,
                     paths=[{"source": a, "target": b} for a, b in args.path],
                     reference_list=references)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = map_evolution(graph, MiniLmEncoder() if request.topic else None, request)
-    finally:
-        graph.close()
     if args.format == "json":
         print(result.model_dump_json(indent=1))
     elif args.format == "mermaid":
@@ -145,11 +142,8 @@ def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
     bibtex = read_text(args.bib, "--bib") if args.bib else None
     request = build(GapRequest, "citation-gaps", draft=draft, bibtex=bibtex,
                     cited_ids=args.cite, limit=args.limit)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         report = find_citation_gaps(graph, MiniLmEncoder(), request, settings.models)
-    finally:
-        graph.close()
     if args.json:
         print(report.model_dump_json(indent=1))
         return 0
@@ -173,11 +167,8 @@ def run_landscape(args: argparse.Namespace, settings: Settings) -> int:
     from crase.research.landscape import LandscapeRequest, map_landscape
 
     request = build(LandscapeRequest, "landscape", topic=args.topic, limit=args.limit)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = map_landscape(graph, MiniLmEncoder(), request, settings.models)
-    finally:
-        graph.close()
     if args.json:
         print(result.model_dump_json(indent=1))
         return 0

@@ -136,11 +136,8 @@ def code_extract(args: argparse.Namespace, settings: Settings) -> int:
     analyst = ModelAnalyst.from_settings(settings.models) if args.use_model else None
     print(f"Analysis: {analyst.name if analyst else 'heuristic (no model endpoint)'}; "
           f"execution: {'on' if args.execute else 'off'}", file=sys.stderr)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = extract_code(graph, document, args.execute, args.timeout, analyst)
-    finally:
-        graph.close()
     report = report_markdown(result)
     if args.out is not None:
         args.out.write_text(report, encoding="utf-8")
@@ -173,12 +170,9 @@ def validate_export(args: argparse.Namespace, settings: Settings) -> int:
     request = SampleRequest(args.edges, args.retained_share, tuple(args.annotators), args.seed)
     run_id = uuid.uuid4().hex[:12]
     out_dir = args.out or settings.var_dir / "validation" / run_id
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = export_validation_sample(graph, edge_source(graph, args, settings), request,
                                           out_dir, run_id)
-    finally:
-        graph.close()
     c = result.counts
     print(f"Run {result.run_id}: {c['sampled']} edges ({c['sampled_retained']} retained, "
           f"{c['sampled_pruned']} pruned) of {c['edges_with_claims']} with claims on both "
@@ -191,11 +185,8 @@ def validate_export(args: argparse.Namespace, settings: Settings) -> int:
 def validate_import(args: argparse.Namespace, settings: Settings) -> int:
     from crase.research.edge_validation import import_labels
 
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = import_labels(graph, args.folder, args.sheets)
-    finally:
-        graph.close()
     print(f"Run {result['run_id']}: imported {', '.join(result['imported'])}; "
           f"{len(result['annotators'])} annotators on record ({', '.join(result['annotators'])})"
           f", {result['items']} items")
@@ -205,11 +196,8 @@ def validate_import(args: argparse.Namespace, settings: Settings) -> int:
 def validate_report(args: argparse.Namespace, settings: Settings) -> int:
     from crase.research.edge_validation import REPORT_MD, report_validation
 
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         report = report_validation(graph, args.folder)
-    finally:
-        graph.close()
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -220,12 +208,9 @@ def validate_report(args: argparse.Namespace, settings: Settings) -> int:
 def entailment_data(args: argparse.Namespace, settings: Settings) -> int:
     from crase.research.entailment_data import build_entailment_data
 
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result: dict[str, Any] = build_entailment_data(graph, args.inputs, args.out,
                                                        args.layout, args.rejects)
-    finally:
-        graph.close()
     print(f"Run {result['run_id']}: {result['examples']} examples "
           f"({', '.join(f'{k} {v}' for k, v in result['labels'].items())}), "
           f"{result['rejects']} rejects")

@@ -65,12 +65,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 # crase runs -----------------------------------------------------------------------------
 def show_runs(args: argparse.Namespace, settings: Settings) -> int:
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         page = list_runs(graph, offset=(args.page - 1) * PAGE_SIZE, limit=PAGE_SIZE,
                          kind=args.kind)
-    finally:
-        graph.close()
     print_runs(page, args.page)
     return 0
 

@@ -169,15 +169,12 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     request = build_request(args, settings)
     backends = build_search_backends(settings)
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         result = run_search(graph, backends, request,
                             observer=Callbacks(on_items=CountProgress().update),
                             notice=lambda line: print(line, file=sys.stderr))
         hint = None if result.seeds and result.results else no_seed_hint(graph)
         details = read_details(graph, result)
-    finally:
-        graph.close()
     if args.json:
         print(json.dumps(result_json(result, details), indent=2, default=str))
     else:
@@ -347,12 +344,9 @@ def score_edges(args: argparse.Namespace, settings: Settings) -> int:
     # (384 floats each; 400,000 claims is about 600 MB) instead of re-encoding them.
     backends = build_search_backends(settings, MiniLmEncoder(cache_size=args.cache_size))
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
-    graph = Graph.connect(settings.database)
-    try:
+    with Graph.connect(settings.database) as graph:
         # Rate and ETA redrawn on a terminal; plain periodic lines in a pipe or log.
         report = score_corpus(graph, backends, settings.search.theta, args.batch_size,
                               args.limit, progress=CountProgress().update)
-    finally:
-        graph.close()
     print(report.summary())
     return 0

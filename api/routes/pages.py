@@ -70,13 +70,18 @@ def same_origin(request: Request[Any, Any, Any]) -> bool:
     return origin.split("://", 1)[-1] == request.headers.get("host", "")
 
 
-class LoginController(Controller):
-    """The login and logout, open to everyone (the guard does not run here)."""
+class UiController(Controller):
+    """What every web page shares: its place under /ui, no place in the API schema, the
+    session cookie instead of the key header, and errors as pages."""
 
     path = "/ui"
     include_in_schema = False
     opt = {BROWSER_PAGE: True}
     exception_handlers = {LoginRequired: login_redirect, CraseError: error_page}
+
+
+class LoginController(UiController):
+    """The login and logout, open to everyone (the guard does not run here)."""
 
     @get("/login", sync_to_thread=False)
     def login_form(self, request: Request[Any, Any, Any],
@@ -110,13 +115,8 @@ class LoginController(Controller):
         return response
 
 
-class PageController(Controller):
+class PageController(UiController):
     """Every page behind the login (the API-key guard takes the cookie here)."""
-
-    path = "/ui"
-    include_in_schema = False
-    opt = {BROWSER_PAGE: True}
-    exception_handlers = {LoginRequired: login_redirect, CraseError: error_page}
 
     @get("/", sync_to_thread=False)
     def search_page(self, request: Request[Any, Any, Any],

@@ -44,6 +44,7 @@ from crase.research.edge_validation import (
     run_source,
 )
 from crase.research.entailment_data import convert_posted_pairs
+from crase.scoring.agreement import AgreementReport
 from crase.settings import Settings
 
 MAX_DOCUMENT_CHARS = 2_000_000
@@ -180,25 +181,12 @@ class LabelsImported(BaseModel):
     items: int
 
 
-class AgreementMeasures(BaseModel):
-    items: int
-    annotators: int
-    items_with_majority: int
-    retained: int
-    pruned: int
-    crase_majority_agreement: float | None
-    retained_edge_precision: float | None
-    pruned_edge_correctness: float | None
-    unanimous_agreement: float | None
-    fleiss_kappa: float | None
-
-
 class ValidationReport(BaseModel):
     run_id: str
     export_run_id: str | None
     source: dict[str, Any]
     annotators: list[str]
-    measures: AgreementMeasures
+    measures: AgreementReport  # the dataclass of scoring/agreement.py, as it is
     items: list[dict[str, Any]] = Field(description="Per item: edge, Delta, Crase's decision, "
                                                     "the labels and their majority")
 
