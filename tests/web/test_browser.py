@@ -260,18 +260,22 @@ def test_a_search_on_the_committed_sample_reads_well(browser: Any, sample_server
 
 
 def test_an_idea_run_with_its_works_audit_summary_and_bibtex(
-        browser: Any, live_server: LiveServer, tmp_path: Path) -> None:
+        browser: Any, sample_server: LiveServer, tmp_path: Path) -> None:
+    """An idea run on the committed sample, from the form to its audit."""
     from tests.api.conftest import API_KEY
 
     shots = screenshot_folder(tmp_path)
-    log_in(browser, live_server, API_KEY)
+    log_in(browser, sample_server, API_KEY)
     find(browser, "#idea-form textarea[name=idea]").send_keys(IDEA)
     find(browser, "#idea-form button[type=submit]").click()
 
     summary = wait_for(browser, "#audit-summary", 300)
     works = find_all(browser, "#results > li.result")
-    assert 0 < len(works) <= 5
+    assert len(works) == 5
     assert all(work.find_element("css selector", ".evidence p").text for work in works)
+    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
+                   for a in work.find_elements("css selector", "a.paper-link"))
+               for work in works)
     assert "Evidence from: abstract" in find(browser, "#results").text
     for stage in ("selection", "grade", "gate", "shortlist", "returned"):
         assert stage in summary.text
