@@ -10,6 +10,7 @@ from typing import Any, LiteralString
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction, unit_of_work
 from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.graph import Node, Path, Relationship
 
 from crase.cypher.catalog import load_query, query_names
 from crase.database import Neo4jServer
@@ -66,6 +67,16 @@ class Graph:
         with self._wrapped(name), self.driver.session(database=self.database) as session:
             return session.execute_write(_collect, load_query(name), params)
 
+    def write_all(self, statements: list[tuple[str, dict[str, Any]]]) -> None:
+        """Several named queries in one write transaction: all of them happen or none."""
+        def work(tx: ManagedTransaction) -> None:
+            for name, params in statements:
+                tx.run(load_query(name), params).consume()
+
+        names = ", ".join(dict.fromkeys(name for name, _ in statements))
+        with self._wrapped(names), self.driver.session(database=self.database) as session:
+            session.execute_write(work)
+
     def apply_schema(self) -> list[str]:
         """Apply every `cypher/schema/*.cypher` file; each is idempotent (IF NOT EXISTS)."""
         applied = []
@@ -108,5 +119,20 @@ def auth_failed_message(address: str, user: str) -> str:
             "(or unset the password to use the one `crase db start` generated)")
 
 
+# Values the driver hands back as objects; everything else arrives as plain Python data.
+GRAPH_TYPES = (Node, Relationship, Path)
+
+
 def _collect(tx: ManagedTransaction, query: LiteralString, params: dict[str, Any]) -> list[Row]:
-    return [record.data() for record in tx.run(query, params)]
+    """The rows as dicts. `Record.data()` walks every nested value to turn graph objects
+    into dicts, which costs more than the query itself for the long lists of ids a search
+    reads; only a row holding a node, relationship or path takes that walk (the queries
+    here return those only at the top level)."""
+    rows = []
+    for record in tx.run(query, params):
+        values = record.values()
+        if any(isinstance(value, GRAPH_TYPES) for value in values):
+            rows.append(record.data())
+        else:
+            rows.append(dict(zip(record.keys(), values, strict=True)))
+    return rows

@@ -191,6 +191,7 @@ class RunRecorder:
     def __init__(self, graph: Graph, run_id: str) -> None:
         self.graph = graph
         self.run_id = run_id
+        self.closing_links: list[tuple[str, dict[str, Any]]] = []
 
     def open(self, kind: str, query: str, params: dict[str, Any],
              backends: dict[str, str]) -> None:
@@ -203,11 +204,22 @@ class RunRecorder:
         for start in range(0, len(rows), batch):
             self.graph.write(query, run_id=self.run_id, rows=rows[start:start + batch])
 
+    def link_at_close(self, query: str, rows: list[dict[str, Any]],
+                      batch: int = LINK_BATCH) -> None:
+        """Rows to a link query, written with the Run's status when it closes: one
+        transaction, so a finished run is never seen without its last links (and a warm
+        search pays one commit for its results, not one per kind of link)."""
+        self.closing_links.extend(
+            (query, {"run_id": self.run_id, "rows": rows[start:start + batch]})
+            for start in range(0, len(rows), batch))
+
     def close(self, status: str, plan: list[str], counts: dict[str, Any],
               timings: dict[str, float], usage: dict[str, Any], error: str | None) -> None:
-        self.graph.write("finish_run", id=self.run_id, status=status, plan=plan,
-                         counts=to_json(counts), timings=to_json(timings), usage=to_json(usage),
-                         error=error, finished=now_iso())
+        finish = {"id": self.run_id, "status": status, "plan": plan,
+                  "counts": to_json(counts), "timings": to_json(timings),
+                  "usage": to_json(usage), "error": error, "finished": now_iso()}
+        links, self.closing_links = self.closing_links, []
+        self.graph.write_all([*links, ("finish_run", finish)])
 
 
 @dataclass

@@ -2,39 +2,38 @@
 // here: w = delta * age(target)^-beta, age = max(1, reference_year - target.year + 1)
 // (a paper without a year counts as age 1). The rule's home is
 // crase.scoring.delta.edge_weight; tests/scoring/test_rules_in_cypher.py holds this query to
-// it. The orientation says which way the walk goes:
-// 'references' follows citing -> cited, 'citing' follows cited -> citing, 'both' does both,
-// each direction weighted by the age of the paper it leads to.
+// it. Which way the walk goes along each citation (its orientation) is decided by the
+// caller: every step arrives here as (from, to, delta), weighted by the age of the paper it
+// leads to.
 // The run's own node is the walk's origin: it points to every seed with the seed's restart
 // weight, so a PageRank whose only source is the Run teleports to the seeds in proportion
 // to those weights (GDS 2.13 restarts uniformly over its source nodes; one step through the
 // origin turns that into the weighted personalization vector, see search/ranking.py).
-// Each paper is looked up once (edges point into $nodes by position), which is what makes
-// this fast for graphs with ten times more edges than nodes.
-// Parameters: $graph_name, $origin (Run id), $nodes (list of paper ids), $rows (list of
-//             {u, v, delta}: u the position of the citing paper in $nodes, v of the cited
-//             one; may be empty: seeds without citations are still ranked), $restart
-//             (list of {v, w}: a seed's position and its restart weight),
-//             $orientation, $reference_year (int), $beta (float).
-// Returns: graph, nodes, relationships.
+// Speed (search/ranking.py has the measurements): each paper is looked up once and steps
+// point into $nodes by position, in flat lists of numbers (lists of maps or of pairs cost
+// the driver and Cypher several times more); one reading thread, as the graph is small.
+// Parameters: $graph_name, $origin (Run id), $nodes (list of paper ids),
+//             $step_from, $step_to (positions in $nodes), $step_delta (floats): the walk's
+//             steps, possibly none (seeds without citations are still ranked);
+//             $restart_to (seed positions), $restart_w (their restart weights);
+//             $reference_year (int), $beta (float).
+// Returns: graph, nodes, relationships (no row when a paper of $nodes is no longer in the
+//          graph: the caller reports it).
 MATCH (origin:Run {id: $origin})
-UNWIND range(0, size($nodes) - 1) AS i
-OPTIONAL MATCH (p:Paper {id: $nodes[i]})
-WITH origin, i, p,
-     CASE WHEN $reference_year - coalesce(p.year, $reference_year) + 1 < 1 THEN 1
-          ELSE $reference_year - coalesce(p.year, $reference_year) + 1 END AS age
-ORDER BY i
-// One [node, age factor] pair per position (collect keeps the pairs even for a missing
-// paper, so positions stay aligned).
-WITH origin, collect([p, toFloat(age) ^ (-1.0 * $beta)]) AS papers
-WITH papers, [r IN $restart | [origin, papers[r.v][0], toFloat(r.w), 0.0]] AS starts,
-     [row IN $rows WHERE $orientation <> 'citing' |
-        [papers[row.u][0], papers[row.v][0], row.delta * papers[row.v][1], row.delta]] AS forward,
-     [row IN $rows WHERE $orientation <> 'references' |
-        [papers[row.v][0], papers[row.u][0], row.delta * papers[row.u][1], row.delta]] AS backward
-UNWIND starts + forward + backward AS link
-WITH link WHERE link[0] IS NOT NULL AND link[1] IS NOT NULL
-WITH gds.graph.project($graph_name, link[0], link[1], {
-       relationshipProperties: {w: link[2], delta: link[3]}
-     }) AS g
+UNWIND $nodes AS id
+OPTIONAL MATCH (p:Paper {id: id})
+WITH origin, collect(p) AS papers,
+     collect(toFloat(CASE WHEN $reference_year - coalesce(p.year, $reference_year) + 1 < 1
+                          THEN 1 ELSE $reference_year - coalesce(p.year, $reference_year) + 1
+                     END) ^ (-1.0 * $beta)) AS factors
+// collect skips a missing paper, which would shift every position after it.
+WHERE size(papers) = size($nodes)
+UNWIND range(0, size($restart_to) + size($step_from) - 1) AS j
+WITH origin, papers, factors, j, j - size($restart_to) AS k
+WITH CASE WHEN k < 0 THEN origin ELSE papers[$step_from[k]] END AS source,
+     CASE WHEN k < 0 THEN papers[$restart_to[j]] ELSE papers[$step_to[k]] END AS target,
+     CASE WHEN k < 0 THEN toFloat($restart_w[j])
+          ELSE $step_delta[k] * factors[$step_to[k]] END AS w
+WITH gds.graph.project($graph_name, source, target, {relationshipProperties: {w: w}},
+                       {readConcurrency: 1}) AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

@@ -21,8 +21,8 @@ def record_seeds(recorder: RunRecorder, seeds: list[Seed], restart: dict[str, fl
 
 
 def record_considered(recorder: RunRecorder, rows: list[dict[str, Any]]) -> None:
-    recorder.link("link_run_graph", rows)
+    recorder.link_at_close("link_run_graph", rows)
 
 
 def record_results(recorder: RunRecorder, rows: list[dict[str, Any]]) -> None:
-    recorder.link("link_run_results", rows)
+    recorder.link_at_close("link_run_results", rows)

@@ -11,6 +11,7 @@ import numpy as np
 
 from crase.scoring.claims import Claim
 from crase.search.expansion import Edge
+from crase.search.ranking import walk_steps
 
 
 @dataclass
@@ -40,22 +41,20 @@ class PaperEvidence:
         return self.path + self.strongest_edges
 
 
-def walk_steps(edges: dict[Edge, float], orientation: str) -> dict[str, list[tuple[str, Edge]]]:
+def walk_adjacency(edges: dict[Edge, float], orientation: str
+                   ) -> dict[str, list[tuple[str, Edge]]]:
     """For each paper, the papers the walk can step to, with the citation edge used."""
-    steps: dict[str, list[tuple[str, Edge]]] = {}
-    for u, v in edges:
-        if orientation in ("references", "both"):
-            steps.setdefault(u, []).append((v, (u, v)))
-        if orientation in ("citing", "both"):
-            steps.setdefault(v, []).append((u, (u, v)))
-    return steps
+    adjacency: dict[str, list[tuple[str, Edge]]] = {}
+    for here, there, edge in walk_steps(edges, orientation):
+        adjacency.setdefault(here, []).append((there, edge))
+    return adjacency
 
 
 def nearest_seed_paths(edges: dict[Edge, float], seeds: list[str],
                        orientation: str) -> dict[str, tuple[str, list[Edge]]]:
     """Breadth-first from all seeds at once: for each reachable paper, its nearest seed and
     the citation edges on one shortest walk from it."""
-    steps = walk_steps(edges, orientation)
+    steps = walk_adjacency(edges, orientation)
     parent: dict[str, tuple[str, Edge] | None] = {s: None for s in seeds}
     origin = {s: s for s in seeds}
     queue = deque(seeds)

@@ -16,13 +16,16 @@ mass re-enters exactly like extra teleport), so the ranking is the same; the sco
 reported are GDS's divided by their sum over the papers, i.e. the paper's distribution.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph
 from crase.scoring.salsa import salsa_scores
+from crase.search.expansion import Edge
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,18 @@ def retained_restart(restart: dict[str, float], seeds: list[str]) -> dict[str, f
     return {s: value / total for s, value in mass.items()}
 
 
+def walk_steps(edges: Iterable[Edge], orientation: str) -> list[tuple[str, str, Edge]]:
+    """The walk's steps (from, to, the citation used) along the given citations:
+    'references' follows citing -> cited, 'citing' cited -> citing, 'both' does both."""
+    steps = []
+    for citing, cited in edges:
+        if orientation != "citing":
+            steps.append((citing, cited, (citing, cited)))
+        if orientation != "references":
+            steps.append((cited, citing, (citing, cited)))
+    return steps
+
+
 def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
          restart: dict[str, float]) -> list[tuple[str, float]]:
     """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
@@ -59,14 +74,20 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
     p = retained_restart(restart, pruned.seeds)
     nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
-    rows = [{"u": position[u], "v": position[v], "delta": d}
-            for (u, v), d in pruned.edges.items()]
-    starts = [{"v": position[s], "w": w} for s, w in p.items() if s in position]
+    steps = walk_steps(pruned.edges, walk.orientation)
+    seeds = [s for s in p if s in position]
     name = f"crase-run-{run_id}"
     try:
-        graph.write("project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
-                    rows=rows, restart=starts, orientation=walk.orientation,
-                    reference_year=walk.reference_year, beta=walk.beta)
+        projected = graph.write(
+            "project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
+            step_from=[position[a] for a, _, _ in steps],
+            step_to=[position[b] for _, b, _ in steps],
+            step_delta=[pruned.edges[edge] for _, _, edge in steps],
+            restart_to=[position[s] for s in seeds], restart_w=[p[s] for s in seeds],
+            reference_year=walk.reference_year, beta=walk.beta)
+        if not projected:
+            raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
+                                "database while it ran; run the search again")
         if walk.ranker == "salsa":
             return _rank_salsa(graph, name, p, walk)
         return _rank_pagerank(graph, name, run_id, walk)

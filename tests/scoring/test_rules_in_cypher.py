@@ -15,6 +15,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity, edge_weight, stored_coverage_affinity
+from crase.search.ranking import walk_steps
 
 pytestmark = pytest.mark.integration
 
@@ -120,12 +121,15 @@ def projected_weights(graph: Graph, orientation: str, reference_year: int,
                       beta: float) -> list[dict[str, Any]]:
     nodes = sorted(YEARS)
     position = {paper: i for i, paper in enumerate(nodes)}
-    rows = [{"u": position[u], "v": position[v], "delta": d} for (u, v), d in DELTA.items()]
+    steps = walk_steps(DELTA, orientation)
     name = f"rules-{orientation}-{reference_year}-{beta}"
     try:
         graph.write("project_evidence_graph", graph_name=name, origin="run-rules", nodes=nodes,
-                    rows=rows, restart=[{"v": position["a"], "w": 1.0}],
-                    orientation=orientation, reference_year=reference_year, beta=beta)
+                    step_from=[position[a] for a, _, _ in steps],
+                    step_to=[position[b] for _, b, _ in steps],
+                    step_delta=[DELTA[edge] for _, _, edge in steps],
+                    restart_to=[position["a"]], restart_w=[1.0],
+                    reference_year=reference_year, beta=beta)
         return graph.read("stream_projected_weights", graph_name=name)
     finally:
         graph.write("drop_projection", graph_name=name)
