@@ -166,6 +166,7 @@ def summarise(outcomes: list[Outcome], wall_s: float) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "searches": len(outcomes), "done": len(done), "errors": len(outcomes) - len(done),
         "wall_s": round(wall_s, 2),
+        "searches_per_s": round(len(done) / wall_s, 2) if wall_s > 0 else None,
     }
     if latencies:
         summary.update({
@@ -181,7 +182,8 @@ def summarise(outcomes: list[Outcome], wall_s: float) -> dict[str, Any]:
 
 def print_summary(label: str, summary: dict[str, Any], outcomes: list[Outcome]) -> None:
     print(f"{label}: {summary['done']}/{summary['searches']} done, {summary['errors']} errors, "
-          f"wall {summary['wall_s']} s")
+          f"wall {summary['wall_s']} s, {summary['searches_per_s']} searches/s, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if "p50_s" in summary:
         print(f"  latency p50 {summary['p50_s']} s, p95 {summary['p95_s']} s, "
               f"mean {summary['mean_s']} s, min {summary['min_s']} s, max {summary['max_s']} s;"

@@ -17,8 +17,8 @@
 //             steps, possibly none (seeds without citations are still ranked);
 //             $restart_to (seed positions), $restart_w (their restart weights);
 //             $reference_year (int), $beta (float).
-// Returns: graph, nodes, relationships (no row when a paper of $nodes is no longer in the
-//          graph: the caller reports it).
+// Returns: graph, nodes, relationships (all null when a paper of $nodes is no longer in
+//          the graph, so nothing was projected: the caller reports it).
 MATCH (origin:Run {id: $origin})
 UNWIND $nodes AS id
 OPTIONAL MATCH (p:Paper {id: id})

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
 def transition_matrix(weights: FloatArray) -> FloatArray:
@@ -40,6 +41,31 @@ def personalized_pagerank(
     scores = teleport.copy()
     for _ in range(max_iterations):
         updated = teleport + damping * (step @ scores)
+        if np.abs(updated - scores).max() < tolerance:
+            return updated
+        scores = updated
+    return scores
+
+
+def sparse_personalized_pagerank(
+    size: int,
+    sources: IntArray,
+    targets: IntArray,
+    weights: FloatArray,
+    teleport: FloatArray,
+    damping: float = 0.85,
+    max_iterations: int = 100,
+    tolerance: float = 1e-10,
+) -> FloatArray:
+    """The same rules over an edge list (edge i: sources[i] -> targets[i] with weights[i]),
+    for graphs too large for a dense matrix; `teleport` is each node's restart mass (the
+    dense version's 1 - d at each source)."""
+    out_weight = np.bincount(sources, weights=weights, minlength=size)
+    share = weights / out_weight[sources]
+    scores = teleport.copy()
+    for _ in range(max_iterations):
+        passed = np.bincount(targets, weights=share * scores[sources], minlength=size)
+        updated = teleport + damping * passed
         if np.abs(updated - scores).max() < tolerance:
             return updated
         scores = updated

@@ -85,7 +85,7 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
             step_delta=[pruned.edges[edge] for _, _, edge in steps],
             restart_to=[position[s] for s in seeds], restart_w=[p[s] for s in seeds],
             reference_year=walk.reference_year, beta=walk.beta)
-        if not projected:
+        if not projected or projected[0]["graph"] is None:
             raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
                                 "database while it ran; run the search again")
         if walk.ranker == "salsa":

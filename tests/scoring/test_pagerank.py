@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from crase.graph import Graph
-from crase.scoring.pagerank import personalized_pagerank
+from crase.scoring.pagerank import personalized_pagerank, sparse_personalized_pagerank
 
 # A small weighted graph with a dangling node (4) and an isolated one (5).
 EDGES = [(0, 1, 1.0), (0, 2, 3.0), (1, 2, 1.0), (2, 0, 0.5), (3, 2, 2.0), (2, 4, 1.0)]
@@ -21,6 +21,17 @@ def test_reference_leaks_dangling_mass() -> None:
     scores = numpy_scores([0])
     assert scores[3] == 0 and scores[5] == 0
     assert scores.sum() < 1.0
+
+
+@pytest.mark.parametrize("sources", [[0], [0, 3], [1, 3, 5]])
+def test_the_edge_list_version_equals_the_dense_one(sources: list[int]) -> None:
+    teleport = np.zeros(6)
+    teleport[sources] = 0.15
+    edges = np.array(EDGES)
+    sparse = sparse_personalized_pagerank(6, edges[:, 0].astype(np.int64),
+                                          edges[:, 1].astype(np.int64), edges[:, 2],
+                                          teleport, damping=0.85, max_iterations=500)
+    assert sparse == pytest.approx(numpy_scores(sources), abs=1e-12)
 
 
 @pytest.mark.integration
