@@ -11,6 +11,7 @@ is BM25's alone.
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -142,8 +143,12 @@ def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
     has no hits: the nearest vectors of punctuation are noise, not seeds."""
     if not has_searchable_word(query):
         return []
-    lexical = search_hits(graph, query, limit, excluded)
-    dense = vector_hits(graph, encoder, query, limit, excluded) if encoder else []
+    # The full-text search runs in the database while this thread embeds the query and
+    # asks the vector index: the two waits overlap instead of adding up.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lexical_search = pool.submit(search_hits, graph, query, limit, excluded)
+        dense = vector_hits(graph, encoder, query, limit, excluded) if encoder else []
+        lexical = lexical_search.result()
     if not dense:
         return lexical
     known = {hit.id: hit for hit in dense} | {hit.id: hit for hit in lexical}
