@@ -187,6 +187,10 @@ class ModelEndpoint(BaseModel):
         return bool(self.base_url and self.model)
 
 
+# Which encoder embeds claims for the offline entailment scorer (search/roles/).
+ClaimEncoderChoice = Literal["auto", "numpy", "onnx-int8"]
+
+
 class ModelSettings(BaseModel):
     """One endpoint per role. Prompts name their role in their header (`prompts/*.md`); the
     idea workflow's structuring prompts (facets, queries) use the planner endpoint and
@@ -195,6 +199,14 @@ class ModelSettings(BaseModel):
     planner: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Plans, facets")
     claims: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Claim extraction")
     entailment: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Claim matrices")
+    claim_encoder: ClaimEncoderChoice = Field(
+        "auto",
+        description="Claim encoder of the offline entailment scorer (no entailment "
+        "endpoint): onnx-int8 = the packaged int8 MiniLM on ONNX Runtime (about 5x faster, "
+        "scorer offline-minilm-int8-cosine), "
+        "numpy = the float32 numpy MiniLM (offline-minilm-cosine, bit-for-bit repeatable), "
+        "auto = onnx-int8 where its packages are installed (docs/model-roles.md)",
+    )
     assessor: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Abstract grades")
     neighbour_scorer: ModelEndpoint = Field(
         default_factory=ModelEndpoint, description="Citation-neighbour gate"

