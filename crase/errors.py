@@ -207,3 +207,8 @@ class LoginRequired(ApiKeyRejected):
 class FormTokenRejected(ApiKeyRejected):
     """A web form was posted without the token of the session that showed it (a request
     forged by another site, or a page older than the current login)."""
+
+
+class RayUnavailable(CraseError):
+    """The Ray engine was asked for but the `ray` package is not installed, or the Ray
+    cluster cannot hold the workers asked for."""

@@ -112,7 +112,12 @@ def drop_unused_initializers(graph: onnx.GraphProto) -> None:
 
 
 def machine_cores() -> int:
-    """Cores this process may run on (the affinity mask, not the host's count)."""
+    """Cores this process may use: OMP_NUM_THREADS where it is set (a Ray worker gets the
+    CPUs its cluster granted it there, so workers on one node do not each take every
+    core), else the affinity mask (not the host's count)."""
+    granted = os.environ.get("OMP_NUM_THREADS", "")
+    if granted.isdigit() and int(granted) > 0:
+        return int(granted)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
         os.cpu_count() or 1)
 

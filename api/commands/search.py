@@ -1,6 +1,7 @@
 """`crase search` and `crase score`: the evidence-graph search from the command line."""
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -137,7 +138,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     score.add_argument("--limit", type=whole_number(1, None), default=None,
                        help="stop after this many edges")
     score.add_argument("--cache-size", type=whole_number(0, 100_000_000), default=400_000,
-                       help="claim embeddings kept in memory (default 400000)")
+                       help="claim embeddings kept in memory, per worker (default 400000)")
+    score.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="local: batches one after another in this process (default); "
+                            "ray: batches spread over Ray workers, each with its own graph "
+                            "connection and backends (the ray extra; "
+                            "docs/distributed-scoring.md)")
+    score.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS",
+                       help="with --engine ray: the Ray cluster to join, \"auto\" for the one "
+                            "this machine belongs to, or host:port / ray://host:10001 "
+                            "(default: start a local Ray instance for this run)")
+    score.add_argument("--workers", type=whole_number(1, 10_000),
+                       help="with --engine ray: worker processes, one CPU each (default 2)")
     score.set_defaults(handler=score_edges)
 
 
@@ -336,17 +348,26 @@ def describe_citation(edge: "EdgeEvidence", here: str, titles: Mapping[str, str]
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.models.minilm import MiniLmEncoder
-    from crase.search.roles.from_settings import build_search_backends, describe_backends
-    from crase.search.scoring_worker import score_corpus
+    from crase.search.roles.from_settings import describe_backends
+    from crase.search.scoring_worker import ScoringReport, score_corpus, scoring_backends
 
-    # A corpus-wide pass meets every claim on many edges: keep all their embeddings
-    # (384 floats each; 400,000 claims is about 600 MB) instead of re-encoding them.
-    backends = build_search_backends(settings, MiniLmEncoder(cache_size=args.cache_size))
+    if args.engine == "local" and (args.workers is not None or args.ray_address is not None):
+        raise InvalidRequest("--workers and --ray-address apply to the Ray engine; add "
+                             "--engine ray, or leave them out to score in this process")
+    factory = functools.partial(scoring_backends, cache_size=args.cache_size)
+    backends = factory(settings)
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
-    with Graph.connect(settings.database) as graph:
-        # Rate and ETA redrawn on a terminal; plain periodic lines in a pipe or log.
-        report = score_corpus(graph, backends, settings.search.theta, args.batch_size,
-                              args.limit, progress=CountProgress().update)
+    # Rate and ETA redrawn on a terminal; plain periodic lines in a pipe or log.
+    progress = CountProgress().update
+    report: ScoringReport
+    if args.engine == "ray":
+        from crase.search.ray_scoring import score_corpus_on_ray
+
+        report = score_corpus_on_ray(settings, factory, args.batch_size, args.limit,
+                                     args.workers or 2, args.ray_address, progress)
+    else:
+        with Graph.connect(settings.database) as graph:
+            report = score_corpus(graph, backends, settings.search.theta, args.batch_size,
+                                  args.limit, progress)
     print(report.summary())
-    return 0
+    return 1 if report.batches_failed else 0
