@@ -5,8 +5,8 @@
 Runs each query's search as it ships (warm: every Delta it needs is stored) and, for the
 rank stage, times each database call it makes (the projection, the PageRank, the drop:
 their configuration is in cypher/project_evidence_graph.cypher and rank_pagerank.cypher).
-The same graph (the projection's own parameters: papers, steps, Delta, restart weights,
-ages) is then ranked in numpy (crase.scoring.pagerank, edge list; the weights built
+The same graph (the projection's own parameters: papers, steps and their weights, the
+restart weights) is then ranked in numpy (crase.scoring.pagerank, edge list; the weights built
 included), and the two top-k lists are compared. A first pass over the queries warms the
 server's caches and is not counted. Prints medians and p90 per call, the ratio of the GDS
 stage to numpy, how many top-k lists agree, and the load average before and after.
@@ -23,7 +23,6 @@ import numpy as np
 
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
-from crase.scoring.delta import paper_age
 from crase.scoring.pagerank import sparse_personalized_pagerank
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
@@ -57,20 +56,16 @@ class TimedGraph(Graph):
         return rows
 
 
-def numpy_top(params: dict[str, Any], years: dict[str, int | None], damping: float,
-              max_iterations: int, tolerance: float, k: int) -> list[str]:
-    """The projection's graph ranked in numpy: the Run's origin node at position n links
-    to the seeds with their restart weights, each step weighs Delta * age(target)^-beta."""
+def numpy_top(params: dict[str, Any], damping: float, max_iterations: int,
+              tolerance: float, k: int) -> list[str]:
+    """The projection's graph ranked in numpy: its steps as given (the Run's origin node,
+    position -1 there, is position n here), weights and all."""
     nodes = params["nodes"]
     n = len(nodes)
-    factor = np.array([paper_age(years.get(p), params["reference_year"]) ** -params["beta"]
-                       for p in nodes])
-    to = np.array(params["step_to"], dtype=np.int64)
-    sources = np.concatenate([np.full(len(params["restart_to"]), n, dtype=np.int64),
-                              np.array(params["step_from"], dtype=np.int64)])
-    targets = np.concatenate([np.array(params["restart_to"], dtype=np.int64), to])
-    weights = np.concatenate([np.array(params["restart_w"], dtype=float),
-                              np.array(params["step_delta"], dtype=float) * factor[to]])
+    sources = np.array(params["sources"], dtype=np.int64)
+    sources[sources < 0] = n
+    targets = np.array(params["targets"], dtype=np.int64)
+    weights = np.array(params["weights"], dtype=float)
     keep = weights > 0  # GDS's PageRank never walks a zero-weight relationship
     teleport = np.zeros(n + 1)
     teleport[n] = 1.0 - damping
@@ -80,14 +75,11 @@ def numpy_top(params: dict[str, Any], years: dict[str, int | None], damping: flo
     return [nodes[i] for i in order[:k]]
 
 
-def timed_numpy(graph: Graph, params: dict[str, Any], settings: Settings
-                ) -> tuple[list[str], float]:
-    """numpy's top k and its time; the papers' years (which the expansion would carry in
-    a numpy design) are read before the clock starts."""
+def timed_numpy(params: dict[str, Any], settings: Settings) -> tuple[list[str], float]:
+    """numpy's top k and its time, from the steps and weights the projection was given."""
     p = settings.search
-    years = {r["id"]: r["year"] for r in graph.read("read_papers", ids=params["nodes"])}
     started = time.perf_counter()
-    top = numpy_top(params, years, 1.0 - p.alpha, p.max_iterations, p.tolerance, p.k)
+    top = numpy_top(params, 1.0 - p.alpha, p.max_iterations, p.tolerance, p.k)
     return top, time.perf_counter() - started
 
 
@@ -101,8 +93,8 @@ def floor(graph: TimedGraph, run_id: str, papers: list[str], settings: Settings,
         name = f"crase-floor-{run_id}"
         try:
             graph.write("project_evidence_graph", graph_name=name, origin=run_id,
-                        nodes=papers[:2], step_from=[0], step_to=[1], step_delta=[1.0],
-                        restart_to=[0], restart_w=[1.0], reference_year=2024, beta=0.0)
+                        nodes=papers[:2], sources=[-1, 0], targets=[0, 1],
+                        weights=[1.0, 1.0])
             graph.read("rank_pagerank", graph_name=name, origin=run_id,
                        damping=1.0 - p.alpha, max_iterations=p.max_iterations,
                        tolerance=p.tolerance, k=p.k)
@@ -137,10 +129,10 @@ def main() -> None:
             params, _ = graph.last["project_evidence_graph"]
             _, gds_rows = graph.last["rank_pagerank"]
             stage.append(sum(graph.calls[name][-1] for name in RANK_CALLS))
-            top, seconds = timed_numpy(graph, params, settings)
+            top, seconds = timed_numpy(params, settings)
             numpy_s.append(seconds)
             agree += top == [r["id"] for r in gds_rows]
-            sizes.append((len(params["nodes"]), len(params["step_from"])))
+            sizes.append((len(params["nodes"]), len(params["targets"])))
         measured = {name: list(graph.calls[name]) for name in RANK_CALLS}
         fixed = floor(graph, params["origin"], params["nodes"], settings)
     after = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -1,7 +1,8 @@
 // 1.5-hop neighbourhood: the seeds, their references and citing papers, and EVERY citation
 // edge among all of those (neighbour-neighbour edges included).
 // Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
-// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id,
+// Returns one row: nodes (list of ids, seeds first), years (each node's year, null when
+// unknown: the walk's age weight needs them), edges (list of [citing_id, cited_id,
 // scorer, scorer_version, theta, delta] - the last four as stored on the edge, null when
 // unscored, so a warm search reads every edge once).
 UNWIND $seeds AS seedId
@@ -14,4 +15,4 @@ MATCH (a:Paper {id: id})
 OPTIONAL MATCH (a)-[r:CITES]->(b:Paper) WHERE b.id IN ids
 WITH ids, collect(CASE WHEN b IS NULL THEN null
                       ELSE [a.id, b.id, r.scorer, r.scorer_version, r.theta, r.delta] END) AS edges
-RETURN ids AS nodes, edges
+RETURN ids AS nodes, [id IN ids | COLLECT { MATCH (p:Paper {id: id}) RETURN p.year }[0]] AS years, edges

@@ -1,7 +1,8 @@
 // 1-hop neighbourhood: the seeds, their references and citing papers, and only the edges
 // that touch a seed (seed-neighbour and seed-seed).
 // Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
-// Returns one row: nodes (list of ids, seeds first), edges (list of [citing_id, cited_id,
+// Returns one row: nodes (list of ids, seeds first), years (each node's year, null when
+// unknown: the walk's age weight needs them), edges (list of [citing_id, cited_id,
 // scorer, scorer_version, theta, delta] - the last four as stored on the edge, null when
 // unscored).
 UNWIND $seeds AS seedId
@@ -15,4 +16,4 @@ OPTIONAL MATCH (s)-[r:CITES]-(n:Paper) WHERE n.id IN ids
 WITH ids, collect(DISTINCT CASE WHEN r IS NULL THEN null
                                 ELSE [startNode(r).id, endNode(r).id, r.scorer,
                                       r.scorer_version, r.theta, r.delta] END) AS edges
-RETURN ids AS nodes, edges
+RETURN ids AS nodes, [id IN ids | COLLECT { MATCH (p:Paper {id: id}) RETURN p.year }[0]] AS years, edges

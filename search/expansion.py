@@ -1,7 +1,8 @@
 """The neighbourhood of the seeds, by radius; each radius is one Cypher file.
 
 The expansion also returns what is already stored on each edge (scorer, version, theta,
-Delta), so a warm search touches every edge once instead of reading its score again.
+Delta), so a warm search touches every edge once instead of reading its score again, and
+each paper's year, which the walk's age weight needs.
 """
 
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ class Neighbourhood:
     nodes: list[str]
     edges: list[Edge]
     stored: dict[Edge, StoredScore] = field(default_factory=dict)
+    years: dict[str, int | None] = field(default_factory=dict)
 
 
 def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Neighbourhood:
@@ -50,4 +52,5 @@ def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Ne
             stored[(citing, cited)] = StoredScore(scorer, str(version), float(theta),
                                                   float(delta))
     edges = sorted({(row[0], row[1]) for row in rows[0]["edges"]})
-    return Neighbourhood([s for s in seeds if s in present], nodes, edges, stored)
+    years = dict(zip(nodes, rows[0]["years"], strict=True))
+    return Neighbourhood([s for s in seeds if s in present], nodes, edges, stored, years)

@@ -207,7 +207,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     with run.stage("rank"):
         walk = Walk(p.ranker, p.orientation, request.age_reference(),
                     0.0 if uniform else p.beta, p.alpha, p.k, p.max_iterations, p.tolerance)
-        ranked = rank(graph, result.run_id, pruned, walk, restart)
+        ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
     with run.stage("fill"):
         ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
                                             p.k, request.exclude)

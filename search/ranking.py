@@ -1,7 +1,7 @@
-"""Ranking of the retained evidence graph (pruned by crase.scoring.delta.prune): project it
-into GDS, where the edge weights Delta * age^-beta are computed (the rule's Python reference
-is crase.scoring.delta.edge_weight), rank with personalized PageRank in GDS or SALSA in
-numpy, and always drop the projection.
+"""Ranking of the retained evidence graph (pruned by crase.scoring.delta.prune): the
+walk's steps weighted by Delta * age^-beta (crase.scoring.delta.edge_weight), projected
+into GDS and ranked with personalized PageRank there, or with SALSA in numpy; the
+projection is always dropped.
 
 The personalization vector p (the seeds' restart weights, search/seeds.py) enters
 GDS through the run's own node o: o links to each seed s with weight p(s) and nothing
@@ -14,18 +14,25 @@ About PageRank scores: GDS lets the mass of dangling nodes leak, while the paper
 dangling mass back to the seed distribution. Both vectors are proportional (the dangling
 mass re-enters exactly like extra teleport), so the ranking is the same; the scores
 reported are GDS's divided by their sum over the papers, i.e. the paper's distribution.
+
+Speed (python -m crase.bench.rank_stage): the stage is three calls, projection, PageRank,
+drop; on hep-th's evidence graphs GDS takes about 57 ms where numpy takes about 1 ms, and
+about 28 ms of that is GDS's fixed cost (a two-paper graph projected, ranked and dropped;
+docs/speed.md has the figures).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from crase.errors import DatabaseError
 from crase.graph import Graph
-from crase.scoring.delta import PrunedGraph
+from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.salsa import salsa_scores
 from crase.search.expansion import Edge
+
+ORIGIN = -1  # the projection's position of the run's own node (cypher/project_evidence_graph)
 
 
 @dataclass(frozen=True)
@@ -64,27 +71,33 @@ def walk_steps(edges: Iterable[Edge], orientation: str) -> list[tuple[str, str, 
     return steps
 
 
+def weighted_steps(edges: dict[Edge, float], years: Mapping[str, int | None],
+                   walk: Walk) -> list[tuple[str, str, float]]:
+    """Each step of the walk (from, to, w) with w = Delta * age(to)^-beta."""
+    return [(here, there, edge_weight(edges[edge], years.get(there), walk.reference_year,
+                                      walk.beta))
+            for here, there, edge in walk_steps(edges, walk.orientation)]
+
+
 def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
-         restart: dict[str, float]) -> list[tuple[str, float]]:
+         restart: dict[str, float], years: Mapping[str, int | None]
+         ) -> list[tuple[str, float]]:
     """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
-    proportion to `restart`; the Run `run_id` is the walk's origin. The projection is
-    always dropped."""
+    proportion to `restart`, each step weighed by the age (from `years`) of the paper it
+    leads to; the Run `run_id` is the walk's origin. The projection is always dropped."""
     if not pruned.seeds:
         return []
     p = retained_restart(restart, pruned.seeds)
     nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
-    steps = walk_steps(pruned.edges, walk.orientation)
-    seeds = [s for s in p if s in position]
+    links = [(ORIGIN, position[s], w) for s, w in p.items() if s in position] + [
+        (position[a], position[b], w) for a, b, w in weighted_steps(pruned.edges, years, walk)]
     name = f"crase-run-{run_id}"
     try:
         projected = graph.write(
             "project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
-            step_from=[position[a] for a, _, _ in steps],
-            step_to=[position[b] for _, b, _ in steps],
-            step_delta=[pruned.edges[edge] for _, _, edge in steps],
-            restart_to=[position[s] for s in seeds], restart_w=[p[s] for s in seeds],
-            reference_year=walk.reference_year, beta=walk.beta)
+            sources=[a for a, _, _ in links], targets=[b for _, b, _ in links],
+            weights=[w for _, _, w in links])
         if not projected or projected[0]["graph"] is None:
             raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
                                 "database while it ran; run the search again")

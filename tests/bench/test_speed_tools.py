@@ -29,10 +29,10 @@ def test_the_benchmarks_numpy_ranking_equals_gds(graph: Graph, orientation: str)
                          pruned_edges={}, dropped_nodes={})
     walk = Walk("ppr", orientation, 2004, 0.5, 0.15, k=5, max_iterations=1000,
                 tolerance=1e-12)
-    ranked = rank(probe, "run-bench", pruned, walk, {"a": 0.7, "e": 0.3})
+    ranked = rank(probe, "run-bench", pruned, walk, {"a": 0.7, "e": 0.3}, YEARS)
     params, _ = probe.last["project_evidence_graph"]
     assert set(probe.calls) == {"project_evidence_graph", "rank_pagerank", "drop_projection"}
-    assert numpy_top(params, YEARS, 0.85, 1000, 1e-12, 5) == [p for p, _ in ranked]
+    assert numpy_top(params, 0.85, 1000, 1e-12, 5) == [p for p, _ in ranked]
 
 
 def test_a_paper_gone_from_the_graph_is_a_named_error(graph: Graph) -> None:
@@ -41,7 +41,7 @@ def test_a_paper_gone_from_the_graph_is_a_named_error(graph: Graph) -> None:
                          pruned_edges={}, dropped_nodes={})
     walk = Walk("ppr", "both", 2004, 0.5, 0.15, k=5)
     with pytest.raises(DatabaseError, match="run the search again"):
-        rank(graph, "run-gone", pruned, walk, {"a": 1.0})
+        rank(graph, "run-gone", pruned, walk, {"a": 1.0}, {})
     assert graph.read("drop_projection", graph_name="crase-run-run-gone") == []
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity, edge_weight, stored_coverage_affinity
-from crase.search.ranking import walk_steps
+from crase.search.ranking import ORIGIN, Walk, weighted_steps
 
 pytestmark = pytest.mark.integration
 
@@ -119,17 +119,17 @@ def python_weights(orientation: str, reference_year: int,
 
 def projected_weights(graph: Graph, orientation: str, reference_year: int,
                       beta: float) -> list[dict[str, Any]]:
+    """The weights the projection holds after the ranking built the walk's steps."""
     nodes = sorted(YEARS)
     position = {paper: i for i, paper in enumerate(nodes)}
-    steps = walk_steps(DELTA, orientation)
+    walk = Walk("ppr", orientation, reference_year, beta, 0.15, k=10)
+    steps = weighted_steps(DELTA, YEARS, walk)
     name = f"rules-{orientation}-{reference_year}-{beta}"
     try:
         graph.write("project_evidence_graph", graph_name=name, origin="run-rules", nodes=nodes,
-                    step_from=[position[a] for a, _, _ in steps],
-                    step_to=[position[b] for _, b, _ in steps],
-                    step_delta=[DELTA[edge] for _, _, edge in steps],
-                    restart_to=[position["a"]], restart_w=[1.0],
-                    reference_year=reference_year, beta=beta)
+                    sources=[ORIGIN] + [position[a] for a, _, _ in steps],
+                    targets=[position["a"]] + [position[b] for _, b, _ in steps],
+                    weights=[1.0] + [w for _, _, w in steps])
         return graph.read("stream_projected_weights", graph_name=name)
     finally:
         graph.write("drop_projection", graph_name=name)

@@ -50,7 +50,7 @@ def check(graph: Graph, run_id: str, orientation: str, restart: dict[str, float]
                          pruned_edges={}, dropped_nodes={})
     walk = Walk("ppr", orientation, 2004, 0.5, 0.15, k=10, max_iterations=1000,
                 tolerance=1e-14)
-    ranked = rank(graph, run_id, pruned, walk, restart)
+    ranked = rank(graph, run_id, pruned, walk, restart, YEARS)
     expected = numpy_ranking(orientation, {s: restart.get(s, 0.0) for s in seeds}, 2004, 0.5)
     for paper, score in ranked:
         assert score == pytest.approx(expected[paper], abs=1e-4)
