@@ -1,11 +1,12 @@
-"""The rules the hot path computes in Cypher give what their Python homes in
+"""The rules on the hot path's database side give what their Python homes in
 crase.scoring.delta give on the same inputs, on the session's real Neo4j + GDS:
 
 - `read_edge_scores` (Delta at a run's theta from the matrix stored on the edge) against
   `coverage_affinity`, at thetas on and between the matrices' entries (ties: >=);
-- `project_evidence_graph` (the weights of the GDS projection, read back through
-  `stream_projected_weights`) against `edge_weight`, for each orientation and several
-  reference years and betas, with papers without a year and papers after the reference.
+- the weights of the GDS projection (the ranking's steps projected by
+  `project_evidence_graph`, read back through `stream_projected_weights`) against
+  `edge_weight` step by step, for each orientation and several reference years and betas,
+  with papers without a year and papers after the reference.
 """
 
 from typing import Any
