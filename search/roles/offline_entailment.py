@@ -42,13 +42,16 @@ def claim_encoder(choice: ClaimEncoderChoice = "auto",
                   numpy_encoder: MiniLmEncoder | None = None) -> SentenceEncoder:
     """The encoder that embeds claims: `auto` = the int8 ONNX encoder where its packages
     are installed, else numpy (`numpy_encoder` if given, so one set of weights serves the
-    query and the claims)."""
+    query and the claims). The int8 encoder keeps as many vectors as `numpy_encoder` would
+    (`crase score` asks for a large cache: a corpus-wide pass meets each claim often)."""
     if choice != "numpy":
         try:
             # Imported here: the numpy scorer must not need onnxruntime installed.
             from crase.models.onnx_minilm import OnnxMiniLmEncoder
 
-            return OnnxMiniLmEncoder()
+            if numpy_encoder is None:
+                return OnnxMiniLmEncoder()
+            return OnnxMiniLmEncoder(cache_size=numpy_encoder.cache_size)
         except (ImportError, EmbeddingModelMissing) as error:
             if choice == "onnx-int8":
                 raise EmbeddingModelMissing(

@@ -191,3 +191,8 @@ def test_settings_choose_the_claim_encoder() -> None:
     assert chosen == {"auto": "offline-minilm-int8-cosine", "numpy": "offline-minilm-cosine",
                       "onnx-int8": "offline-minilm-int8-cosine"}
     assert claim_encoder("numpy", query_encoder) is query_encoder
+
+
+def test_the_int8_claim_encoder_keeps_the_cache_size_asked_for() -> None:
+    # `crase score` asks for a large cache; the claims' encoder, not only the query's, keeps it.
+    assert claim_encoder("onnx-int8", MiniLmEncoder(cache_size=400_000)).cache_size == 400_000
