@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from crase.bench.loopback_http import free_port
+from crase.bench.machine_state import load_average
 
 API_KEY = "api-load-benchmark-key"
 POLL_S = 0.25
@@ -42,12 +44,6 @@ class Outcome:
     latency_s: float
     server_s: float | None  # sum of the run's stage timings, as the pipeline measured them
     error: str | None = None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def read_queries(path: Path, count: int) -> list[dict[str, Any]]:
@@ -183,7 +179,7 @@ def summarise(outcomes: list[Outcome], wall_s: float) -> dict[str, Any]:
 def print_summary(label: str, summary: dict[str, Any], outcomes: list[Outcome]) -> None:
     print(f"{label}: {summary['done']}/{summary['searches']} done, {summary['errors']} errors, "
           f"wall {summary['wall_s']} s, {summary['searches_per_s']} searches/s, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"{load_average()}")
     if "p50_s" in summary:
         print(f"  latency p50 {summary['p50_s']} s, p95 {summary['p95_s']} s, "
               f"mean {summary['mean_s']} s, min {summary['min_s']} s, max {summary['max_s']} s;"

@@ -13,13 +13,13 @@ beside each encoder's figures, and the ratio of cold edges/s to the first encode
 """
 
 import argparse
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
+from crase.bench.machine_state import load_average
 from crase.models.minilm import MiniLmEncoder, SentenceEncoder
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer
@@ -41,10 +41,6 @@ def timed(work: Callable[[], T]) -> tuple[T, float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     result = work()
     return result, time.perf_counter() - wall, time.process_time() - cpu
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def measure(folder: Path, edge_count: int, seed: int, choice: str,

@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crase.bench.loopback_http import free_port
 from crase.database import Neo4jServer
 from crase.graph import Graph
 from crase.ingest.bulk import import_corpus
@@ -35,12 +35,6 @@ from crase.ingest.loader import load_corpus
 from crase.settings import DatabaseSettings, IngestSettings, Settings
 
 PATHS = ("bulk", "incremental")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def bench_settings(home: Path, heap: str, pagecache: str, batch_size: int) -> Settings:

@@ -19,19 +19,17 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from crase.bench.api_load import wait_until_healthy
+from crase.bench.loopback_http import free_port
 from crase.database import Neo4jServer
 from crase.graph import Graph
 from crase.ingest.corpus import locate_corpus
@@ -49,12 +47,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 FILLER = ("lattice", "moduli", "anomaly", "flux", "orbifold", "monopole", "instanton",
           "twistor", "spinor", "soliton", "vortex", "duality", "gauge", "axion", "boson")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def generate_corpus(folder: Path, papers: int, edges: int, seed: int = 7) -> None:
@@ -125,25 +117,11 @@ def crase_server(settings: Settings, port: int) -> Iterator[str]:
                                stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_for_health(url, process)
+        wait_until_healthy(url, process)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-def wait_for_health(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"crase serve exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("crase serve did not answer /health within 60 s")
 
 
 def start_browser() -> Any:

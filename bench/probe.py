@@ -12,7 +12,6 @@ when anything went wrong. Needs the jars (`make jars`) and takes a few minutes.
 
 import argparse
 import json
-import socket
 import sys
 import tempfile
 import threading
@@ -27,6 +26,7 @@ from typing import Any
 import httpx
 
 from crase.bench.api_load import API_KEY, start_server, stop_server, wait_until_healthy
+from crase.bench.loopback_http import free_port
 from crase.database import Neo4jServer
 from crase.errors import CraseError
 from crase.graph import Graph
@@ -51,12 +51,6 @@ class Case:
         if not ok:
             self.wrong += 1
             self.notes.append(what)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

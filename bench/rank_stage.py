@@ -13,7 +13,6 @@ stage to numpy, how many top-k lists agree, and the load average before and afte
 """
 
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from crase.bench.machine_state import load_average
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
 from crase.scoring.pagerank import sparse_personalized_pagerank
@@ -122,7 +122,7 @@ def main() -> None:
         for query in queries:  # warm-up pass, not counted
             search(query)
         graph.calls.clear()
-        before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        before = load_average()
         stage, numpy_s, agree, sizes = [], [], 0, []
         for query in queries:
             search(query)
@@ -135,7 +135,7 @@ def main() -> None:
             sizes.append((len(params["nodes"]), len(params["targets"])))
         measured = {name: list(graph.calls[name]) for name in RANK_CALLS}
         fixed = floor(graph, params["origin"], params["nodes"], settings)
-    after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    after = load_average()
     print(f"{len(queries)} queries; median graph {statistics.median(s[0] for s in sizes):.0f} "
           f"papers, {statistics.median(s[1] for s in sizes):.0f} steps; load average {before} "
           f"before, {after} after")

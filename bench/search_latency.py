@@ -17,13 +17,13 @@ size, the server's heap and page cache settings and the peak memory of server an
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
+from crase.bench.machine_state import load_average, peak_memory_mib
 from crase.database import Neo4jServer
 from crase.graph import Graph
 from crase.search.pipeline import run_search
@@ -50,20 +50,6 @@ def sample_queries(graph: Graph, count: int, words: int = 6) -> list[dict[str, A
              "query": " ".join(row["title"].split()[:words])} for row in rows]
 
 
-def peak_memory_mib(pid: int | None) -> float | None:
-    """A process's peak resident memory (VmHWM), or None when it cannot be read."""
-    if pid is None:
-        return None
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return None
-
-
 def run_pass(graph: Graph, backends: SearchBackends, settings: Settings,
              queries: list[dict[str, Any]], label: str) -> list[dict[str, Any]]:
     rows = []
@@ -80,10 +66,6 @@ def run_pass(graph: Graph, backends: SearchBackends, settings: Settings,
               f"|E|={result.counts['edges']} scored now {result.counts['edges_scored_now']}",
               flush=True)
     return rows
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -32,13 +32,13 @@ import socket
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer
 
 PREFIX = "/graph/v1/"
 SEARCH_LIMIT, SEARCH_WINDOW = 100, 1000
@@ -151,9 +151,10 @@ class Bm25:
         return [self.ids[number] for number in ranked]
 
 
-class SemanticScholarStandIn:
+class SemanticScholarStandIn(LoopbackJsonServer):
     def __init__(self, corpus_dir: Path, api_key: str | None = None,
-                 null_abstract_every: int = 10, neighbour_cap: int = NEIGHBOUR_CAP) -> None:
+                 null_abstract_every: int = 10, neighbour_cap: int = NEIGHBOUR_CAP,
+                 port: int = 0) -> None:
         self.corpus = Corpus.read(corpus_dir)
         self.index = Bm25(self.corpus)
         self.api_key = api_key
@@ -163,12 +164,7 @@ class SemanticScholarStandIn:
         self.faults: list[Fault] = []
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler_class())
-        self.httpd.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/graph/v1"
+        super().__init__(port)
 
     def fault(self, pattern: str, **kwargs: Any) -> Fault:
         added = Fault(pattern, **kwargs)
@@ -291,7 +287,7 @@ class SemanticScholarStandIn:
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802 - the http.server API
@@ -324,35 +320,9 @@ class SemanticScholarStandIn:
                     status, reply = 403, {"message": "Forbidden"}
                 else:
                     status, reply = server.answer(method, path, parse_qs(parts.query), body)
-                self.send(status, json.dumps(reply).encode(), headers)
-
-            def send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
+                self.send_json(status, json.dumps(reply).encode(), headers)
 
         return Handler
-
-    @contextmanager
-    def running(self) -> Iterator["SemanticScholarStandIn"]:
-        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            thread.join(timeout=5)
 
 
 def first(query: dict[str, list[str]], name: str, default: str) -> str:
@@ -379,10 +349,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None)
     args = parser.parse_args()
-    standin = SemanticScholarStandIn(args.corpus, api_key=args.api_key)
-    if args.port:
-        standin.httpd.server_close()
-        standin.httpd = ThreadingHTTPServer(("127.0.0.1", args.port), standin.handler_class())
+    standin = SemanticScholarStandIn(args.corpus, api_key=args.api_key, port=args.port)
     print(f"Semantic Scholar stand-in over {args.corpus} at {standin.url}", flush=True)
     try:
         standin.httpd.serve_forever()

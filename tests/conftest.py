@@ -8,25 +8,19 @@ is in the error). Between tests the graph and every GDS projection are cleaned.
 
 import os
 import shutil
-import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from crase.bench.loopback_http import free_port
 from crase.database import Neo4jServer
 from crase.errors import ServerStartError
 from crase.graph import Graph
 from crase.settings import DatabaseSettings, Settings
 
 TEST_PASSWORD = "crase-test-password"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def docker_engine_answers() -> bool:

@@ -5,8 +5,9 @@ import os
 
 import pytest
 
+from crase.bench.machine_state import peak_memory_mib
 from crase.bench.rank_stage import TimedGraph, numpy_top
-from crase.bench.search_latency import peak_memory_mib, sample_queries
+from crase.bench.search_latency import sample_queries
 from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph

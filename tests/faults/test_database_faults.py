@@ -14,12 +14,12 @@ import pytest
 from litestar.testing import TestClient
 
 from crase.api.runs import DATABASE_DOWN, STALE_RUN
+from crase.bench.loopback_http import free_port
 from crase.graph import Graph
 from crase.run_lifecycle import RunRecorder
 from crase.settings import DatabaseSettings, Settings
 from tests.api.conftest import api_settings_for, wait_for_run
 from tests.api.corpus import QUERY
-from tests.conftest import free_port
 from tests.faults.conftest import (
     ASKS_THE_PLANNER,
     OFFLINE,

@@ -10,6 +10,7 @@ import pytest
 
 from crase.api.cli import main
 from crase.api.commands.idea import summary_lines
+from crase.bench.loopback_http import free_port
 from crase.graph import Graph
 from crase.idea.assessment import match_strength, weak_match_warning
 from crase.idea.pipeline import run_idea
@@ -17,7 +18,6 @@ from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
 from crase.run_lifecycle import Callbacks
 from crase.settings import ProviderSettings
-from tests.conftest import free_port
 from tests.idea.corpus import IDEA
 
 # Nothing in the fixture corpus (few-shot learning on graphs) is about this.

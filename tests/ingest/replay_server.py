@@ -9,13 +9,13 @@ recorded with its arrival time, query and headers.
 import json
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "s2"
 
@@ -48,17 +48,12 @@ class Seen:
     body: bytes
 
 
-class ReplayServer:
+class ReplayServer(LoopbackJsonServer):
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], list[Reply]] = {}
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler_class())
-        self.httpd.daemon_threads = True
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/graph/v1"
+        super().__init__()
 
     def add(self, method: str, path: str, *replies: Reply) -> None:
         self.routes[(method, "/graph/v1/" + path)] = list(replies)
@@ -76,7 +71,7 @@ class ReplayServer:
     def handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:  # noqa: N802 - the http.server API
                 self.answer("GET")
 
@@ -98,32 +93,9 @@ class ReplayServer:
                     time.sleep(reply.delay_s)
                 if reply.paged is not None:
                     reply = page_of(reply, query)
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(reply.body)))
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(reply.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout tests)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
+                self.send_json(reply.status, reply.body, reply.headers)
 
         return Handler
-
-    @contextmanager
-    def running(self) -> Iterator["ReplayServer"]:
-        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            thread.join(timeout=5)
 
 
 def page_of(reply: Reply, query: dict[str, list[str]]) -> Reply:

@@ -14,12 +14,12 @@ import uvicorn
 from litestar.testing import TestClient
 
 from crase.api.app import create_app
+from crase.bench.loopback_http import free_port
 from crase.graph import Graph
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
 from crase.settings import Settings
 from tests.api.conftest import API_KEY, api_settings, client, corpus  # noqa: F401  (fixtures)
-from tests.conftest import free_port
 from tests.sample_slice import SAMPLE
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
