@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from crase.bench.loopback_http import JsonHandler
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -120,15 +122,12 @@ class ChatServer:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.endswith("/chat/completions"):
-                    self._send(404, '{"error": "not found"}', {})
+                    self.send_json(404, b'{"error": "not found"}', {})
                     return
                 with server._lock:
                     server.in_flight += 1
@@ -145,23 +144,10 @@ class ChatServer:
                     action = action.then
                 if isinstance(action, Reply):
                     body = completion(action.content, action, str(request.get("model")))
-                    self._send(200, json.dumps(body), {})
+                    self.send_json(200, json.dumps(body).encode(), {})
                 elif isinstance(action, Raw):
-                    self._send(200, action.body, {})
+                    self.send_json(200, action.body.encode(), {})
                 elif isinstance(action, Status):
-                    self._send(action.code, action.body, action.headers)
-
-            def _send(self, code: int, body: str, headers: dict[str, str]) -> None:
-                payload = body.encode("utf-8")
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up first (the timeout case)
+                    self.send_json(action.code, action.body.encode(), action.headers)
 
         return Handler

@@ -33,7 +33,7 @@ def first_existing(paths: tuple[str, ...]) -> str | None:
 
 
 class LiveServer:
-    """uvicorn serving the app in a thread, stopped by the fixture."""
+    """uvicorn serving the app in a thread, for as long as its with-block runs."""
 
     def __init__(self, settings: Settings, graph: Graph) -> None:
         self.port = free_port()
@@ -55,17 +55,20 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=30)
 
+    def __enter__(self) -> "LiveServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
 
 @pytest.fixture
 def live_server(api_settings: Settings, graph: Graph,  # noqa: F811
                 corpus: dict[str, Any]) -> Iterator[LiveServer]:  # noqa: F811
     """The app on a real port, over the fixture corpus (loaded through the API)."""
-    server = LiveServer(api_settings, graph)
-    server.start()
-    try:
+    with LiveServer(api_settings, graph) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -75,12 +78,8 @@ def sample_server(api_settings: Settings, graph: Graph,  # noqa: F811
     the loader as `crase load data/sample` loads it."""
     load_corpus(graph, locate_corpus(SAMPLE), api_settings,
                 rejects_path=tmp_path / "sample.rejects.jsonl", show_progress=False)
-    server = LiveServer(api_settings, graph)
-    server.start()
-    try:
+    with LiveServer(api_settings, graph) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def chromium_paths() -> tuple[str, str]:
