@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from crase.api.run_views import read_results, require_finished
+from crase.api.run_views import is_weighted, read_results, related_works, require_finished
 from crase.api.runs import TrackedRun
 from crase.graph import Graph
 from crase.ingest.records import NAME_SUFFIX
@@ -61,19 +61,27 @@ class Export:
 def export_run(graph: Graph, run_id: str, tracked: TrackedRun | None,
                export_format: ExportFormat) -> Export:
     record = require_finished(graph, run_id, tracked)
-    results = read_results(graph, run_id)
-    writers = {ExportFormat.JSON: to_json, ExportFormat.CSV: to_csv,
-               ExportFormat.BIBTEX: to_bibtex, ExportFormat.RIS: to_ris}
-    body = writers[export_format](record, results)
+    results = read_results(graph, run_id, is_weighted(record))
+    if export_format is ExportFormat.JSON:
+        body = to_json(record, results, related_works(graph, run_id, len(results))
+                       if record["kind"] == "search" else {})
+    else:
+        writers = {ExportFormat.CSV: to_csv, ExportFormat.BIBTEX: to_bibtex,
+                   ExportFormat.RIS: to_ris}
+        body = writers[export_format](record, results)
     return Export(body, MEDIA_TYPES[export_format],
                   f"crase-run-{run_id}.{EXTENSIONS[export_format]}")
 
 
 # JSON ---------------------------------------------------------------------------------------
-def to_json(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
+def to_json(record: dict[str, Any], results: list[dict[str, Any]],
+            related: dict[str, list[dict[str, Any]]]) -> str:
+    """The run, its results with their evidence, and a search's prior and derivative
+    works (run_views.related_works)."""
     run = {key: record[key] for key in ("id", "query", "params", "backends", "plan",
                                         "started", "finished")}
-    return json.dumps({"run": run, "results": results}, indent=2, ensure_ascii=False)
+    return json.dumps({"run": run, "results": results, **related}, indent=2,
+                      ensure_ascii=False)
 
 
 # CSV ----------------------------------------------------------------------------------------

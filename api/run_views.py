@@ -24,9 +24,51 @@ from crase.scoring.delta import (
     stored_coverage_affinity,
 )
 
+# What an edge of a uniform run is: the walk weighed it 1, no claims were compared on it.
+UNWEIGHTED_EDGE = "unweighted citation edge"
+DELTA_EDGE = "citation edge weighed by its Delta"
+# Claims and entailment on an edge belong to the runs that computed them; a uniform run
+# shows none of them, even where another run stored some.
+SCORING_FIELDS = ("citing_claim", "cited_claim", "support")
+# Prior and derivative works: how many of each, and the fewest returned papers that must
+# cite one (or that one must cite): a paper tied to a single result is no shared ground.
+RELATED_LIMIT = 10
+RELATED_MIN_COUNT = 2
+RANKS_NAMED = 10
+
 
 def parse_json(text: str | None, default: Any) -> Any:
     return json.loads(text) if text else default
+
+
+def run_weighting(record: dict[str, Any]) -> str:
+    """`coverage` or `uniform`, as the run recorded it. Runs recorded before the uniform
+    walk existed have no such parameter: they weighed every edge by Delta."""
+    return str(record.get("params", {}).get("params", {}).get("weighting", "coverage"))
+
+
+def is_weighted(record: dict[str, Any]) -> bool:
+    return run_weighting(record) == "coverage"
+
+
+def weighed_evidence(evidence: dict[str, Any] | None, weighted: bool,
+                     ) -> dict[str, Any] | None:
+    """A result's evidence as the run's weighting allows it to be read: every edge says
+    what it was (`edge`), and an edge of a uniform run carries no Delta (the walk stored
+    1.0 there, which reads as "fully grounded") and no claim pair."""
+    if not evidence:
+        return evidence
+    shown = dict(evidence)
+    for name in ("path", "strongest_edges"):
+        shown[name] = [weighed_edge(edge, weighted) for edge in evidence.get(name) or []]
+    return shown
+
+
+def weighed_edge(edge: dict[str, Any], weighted: bool) -> dict[str, Any]:
+    if weighted:
+        return {**edge, "edge": DELTA_EDGE}
+    kept = {k: v for k, v in edge.items() if k not in SCORING_FIELDS}
+    return {**kept, "delta": None, "edge": UNWEIGHTED_EDGE}
 
 
 def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
@@ -91,7 +133,10 @@ def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[
                 "progress": recorded_progress(record), "tracked": False}
     view["outcome"] = read_outcome(graph, run_id) if record is not None else None
     view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
-    view["results"] = read_results(graph, run_id)
+    view["results"] = read_results(graph, run_id, is_weighted(record or view))
+    with_lists = view["kind"] == "search" and view["status"] in WITH_RESULTS
+    view.update(related_works(graph, run_id, len(view["results"])) if with_lists else
+                {"prior_works": [], "derivative_works": []})
     return view
 
 
@@ -110,9 +155,37 @@ def live_view(record: dict[str, Any], tracked: TrackedRun) -> dict[str, Any]:
             "tracked": True}
 
 
-def read_results(graph: Graph, run_id: str) -> list[dict[str, Any]]:
-    return [{**shown_paper(row), "evidence": parse_json(row["evidence"], None)}
+def read_results(graph: Graph, run_id: str, weighted: bool) -> list[dict[str, Any]]:
+    """The run's papers, best first, each with its evidence worded by the run's weighting
+    (`weighed_evidence`)."""
+    return [{**shown_paper(row),
+             "evidence": weighed_evidence(parse_json(row["evidence"], None), weighted)}
             for row in graph.read("read_run_results", run_id=run_id)]
+
+
+def related_works(graph: Graph, run_id: str, returned: int,
+                  limit: int = RELATED_LIMIT) -> dict[str, list[dict[str, Any]]]:
+    """Connected Papers' two lists over the run's evidence graph: `prior_works`, the papers
+    the returned papers cite most (the foundations they share, returned or not), and
+    `derivative_works`, the papers that cite most of the returned papers (later work on
+    the whole set); each paper with its count, the ranks behind it, and why in words."""
+    lists = {}
+    for name, query, verb in (("prior_works", "read_run_prior_works", "cited by"),
+                              ("derivative_works", "read_run_derivative_works", "cites")):
+        rows = graph.read(query, run_id=run_id, min_count=RELATED_MIN_COUNT, limit=limit)
+        lists[name] = [related_work(row, returned, verb) for row in rows]
+    return lists
+
+
+def related_work(row: dict[str, Any], returned: int, verb: str) -> dict[str, Any]:
+    ranks = sorted(row["by_ranks"])
+    shown = ", ".join(str(rank) for rank in ranks[:RANKS_NAMED])
+    more = f" and {len(ranks) - RANKS_NAMED} more" if len(ranks) > RANKS_NAMED else ""
+    why = f"{verb} {row['count']} of the {returned} returned papers (ranks {shown}{more})"
+    if row["rank"] is not None:
+        why += f"; itself returned at rank {row['rank']}"
+    paper = {k: v for k, v in row.items() if k != "by_ranks"}
+    return {**shown_paper(paper), "by_ranks": ranks, "of": returned, "why": why}
 
 
 def shown_paper(row: dict[str, Any]) -> dict[str, Any]:
@@ -162,10 +235,20 @@ def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dic
              for row in rows]
     return {"run_id": run_id, "query": record["query"], "theta": theta, "tau": tau,
             "weighting": weighting,
+            "edge_weight": DELTA_EDGE if weighting == "coverage" else UNWEIGHTED_EDGE,
             "scorer": f"{scorer}@{version}" if scorer else None,
             "counts": {"nodes": len(nodes), "nodes_kept": len(kept), "edges": len(edges),
                        "edges_retained": sum(1 for e in edges if e["retained"])},
             "nodes": nodes, "edges": edges}
+
+
+def weighed_graph(view: dict[str, Any]) -> dict[str, Any]:
+    """`evidence_graph` as a reader sees it: a uniform run scored nothing, so it names no
+    scorer and no edge shows a Delta, even one another run stored (the tools that judge
+    stored scores, such as edge validation, read `evidence_graph` itself)."""
+    if view["weighting"] == "coverage":
+        return view
+    return {**view, "scorer": None, "edges": [{**e, "delta": None} for e in view["edges"]]}
 
 
 def split_backend(name: str) -> tuple[str, str]:

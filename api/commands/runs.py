@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crase.api.commands.search import whole_number
+from crase.api.commands.search import short_authors, whole_number
 from crase.api.exports import ExportFormat, export_run
 from crase.api.run_views import describe_run, list_runs
 from crase.errors import InvalidRequest, RunNotFound
@@ -50,6 +50,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("run_id", help="the run id (see `crase runs`)")
     show.add_argument("--json", action="store_true",
                       help="print the whole run as JSON (as GET /runs/{id} answers)")
+    show.add_argument("--prior", action="store_true",
+                      help="a search's prior works instead: the papers of its evidence graph "
+                           "its returned papers cite most")
+    show.add_argument("--derivative", action="store_true",
+                      help="a search's derivative works instead: the papers of its evidence "
+                           "graph that cite most of its returned papers")
     show.set_defaults(handler=show_run)
 
     export = subparsers.add_parser(
@@ -101,6 +107,9 @@ def show_run(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(json.dumps(view, indent=2, default=str, ensure_ascii=False))
             return 0
+        if args.prior or args.derivative:
+            print_related(view, args.prior, args.derivative)
+            return 0 if view["status"] == "done" else 1
         print_run(graph, view, settings)
     except RunNotFound as err:
         raise RunNotFound(f"{err}; {FIND_THEM}") from err
@@ -127,6 +136,33 @@ def print_run(graph: Graph, view: dict[str, Any], settings: Settings) -> None:
     detail = f": {view['error']}" if view["error"] else ""
     print(f"Run {view['id']} ({view['kind']}) is {view['status']}{detail}")
     print(f"Query: {view['query']}")
+
+
+RELATED_LISTS = (("prior_works", "Prior works: the papers of the evidence graph its returned "
+                                  "papers cite most"),
+                 ("derivative_works", "Derivative works: the papers of the evidence graph that "
+                                      "cite most of its returned papers"))
+
+
+def print_related(view: dict[str, Any], prior: bool, derivative: bool) -> None:
+    """The run's prior and/or derivative works: count, year, first author, title, link, and
+    why on a line of its own."""
+    if view["kind"] != "search" or not view["results"]:
+        print(f"Run {view['id']} ({view['kind']}, {view['status']}) has no evidence graph "
+              "to draw prior or derivative works from")
+        return
+    for name, heading in RELATED_LISTS:
+        if not (prior if name == "prior_works" else derivative):
+            continue
+        print(f"{heading} (run {view['id']})")
+        if not view[name]:
+            print("  none: no paper is tied to two or more of the returned papers")
+        for work in view[name]:
+            first = short_authors(work["authors"])
+            link = next(iter(work["links"].values()), "")
+            print(f"{work['count']:>4}/{work['of']:<4} {work['year'] or '':>4}  {first:<24}  "
+                  f"{one_line(tex_to_unicode(work['title'] or work['id']), 70)}  {link}")
+            print(f"{'':>10}{work['why']}")
 
 
 def print_papers(papers: list[dict[str, Any]]) -> None:
@@ -167,7 +203,10 @@ def paper_evidence(data: dict[str, Any] | None) -> Any:
 
     data = data or {"seed": False, "reached_from": None}
     known = {f.name for f in fields(PaperEvidence)}
-    edges = {name: [EdgeEvidence(**edge) for edge in data.get(name) or []]
+    # The view adds what each edge was (`edge`), which the printer does not take.
+    edge_fields = {f.name for f in fields(EdgeEvidence)}
+    edges = {name: [EdgeEvidence(**{k: v for k, v in edge.items() if k in edge_fields})
+                    for edge in data.get(name) or []]
              for name in ("path", "strongest_edges")}
     return PaperEvidence(**{**{k: v for k, v in data.items() if k in known}, **edges})
 

@@ -1,9 +1,10 @@
 """What clicking an edge of the evidence graph shows: Delta at the run's theta, the prune
-verdict, the entailment matrix between the two papers' claims and its claim pairs."""
+verdict, the entailment matrix between the two papers' claims and its claim pairs; for a
+run with uniform weighting, only that the edge was an unweighted citation edge."""
 
 from typing import Any
 
-from crase.api.run_views import evidence_graph, read_run_record, split_backend
+from crase.api.run_views import evidence_graph, read_run_record, split_backend, weighed_graph
 from crase.api.runs import TrackedRun
 from crase.errors import PaperNotFound
 from crase.graph import Graph
@@ -13,7 +14,7 @@ PAIRS_SHOWN = 5
 
 def edge_details(graph: Graph, run_id: str, tracked: TrackedRun | None, citing: str,
                  cited: str) -> dict[str, Any]:
-    view = evidence_graph(graph, run_id, tracked)
+    view = weighed_graph(evidence_graph(graph, run_id, tracked))
     edge = next((e for e in view["edges"] if (e["citing"], e["cited"]) == (citing, cited)),
                 None)
     if edge is None:
@@ -21,9 +22,11 @@ def edge_details(graph: Graph, run_id: str, tracked: TrackedRun | None, citing: 
                             "from its evidence graph")
     titles = {n["id"]: n["title"] for n in view["nodes"]}
     record = read_run_record(graph, run_id) or {}
-    backends = record.get("backends", {})
+    # A uniform run compared no claims: another run's matrix is not its evidence.
+    backends = record.get("backends", {}) if view["weighting"] == "coverage" else {}
     matrix, citing_claims, cited_claims = read_grounding(graph, backends, citing, cited)
     return {**edge, "run_id": run_id, "theta": view["theta"], "tau": view["tau"],
+            "weighting": view["weighting"],
             "scorer": view["scorer"], "citing_title": titles.get(citing, citing),
             "cited_title": titles.get(cited, cited), "matrix": matrix,
             "citing_claims": citing_claims, "cited_claims": cited_claims,

@@ -1,23 +1,51 @@
-"""The evidence graph of a run laid out for an SVG drawing: one column per year (oldest on
-the left), papers in a column by score, circles sized by score, edges as lines as thick
-as their Delta. Drawn on the server, so the browser only paints: no layout library, and
-a 300-paper, 3,000-edge run is one page of plain SVG."""
+"""The evidence graph of a run laid out for an SVG drawing, on two axes that mean something:
+the year of publication across (oldest on the left) and the run's score up (log scale, best
+at the top). Papers the run did not return have no score: they sit in a band under the
+axis, by year. Circles are sized by score; the returned papers and the seeds carry a label
+(first author, year) where it fits, the rest show it on hover and when zoomed in.
+
+Drawn on the server, so the browser only paints and moves the view box: no layout library,
+and a 300-paper, 3,000-edge run is one page of plain SVG.
+
+Why this layout: the year columns it replaced gave the vertical axis no meaning and drew
+292 unlabelled dots in a wall; a force layout on the retained edges was tried too, but it
+puts the few hub papers in one knot and moves every paper from one run to the next, while
+year against score reads at a glance (old and central, top left; recent and central, top
+right) and holds still (docs/web.md has both screenshots).
+"""
 
 import math
 from dataclasses import dataclass
 from typing import Any
 
-MARGIN = 40
-COLUMN_WIDTH = 90
-ROW_HEIGHT = 26
-ROWS_PER_LANE = 30  # a crowded year is split into lanes side by side
-LANE_WIDTH = 22
-MIN_RADIUS = 4.0
-MAX_RADIUS = 13.0
+from crase.ingest.records import NAME_SUFFIX
+from crase.scoring.tex import tex_to_unicode
+
+WIDTH = 900.0
+LEFT, RIGHT = 64.0, 24.0
+TOP = 24.0
+PLOT_HEIGHT = 400.0  # the scored papers' area
+BAND_GAP = 46.0  # between the score axis and the band of papers without a score
+BAND_ROW = 10.0
+BOTTOM = 34.0  # the year labels
+MIN_RADIUS = 3.5
+MAX_RADIUS = 14.0
 UNKNOWN_YEAR = "n.d."
-ARC_BEND = 0.2
+ARC_BEND = 0.12
 DENSE_EDGES = 200
-EDGE_OPACITY = 0.45
+EDGE_OPACITY = 0.5
+YEAR_CLASSES = 8  # colour by year: y0 (oldest) .. y7 (newest), CSS holds the palette
+LABEL_FONT = 11.0
+CHAR_WIDTH = 6.1  # an estimate of a label character's width at LABEL_FONT
+
+
+@dataclass(frozen=True)
+class Label:
+    text: str
+    x: float
+    y: float
+    anchor: str  # start, end or middle
+    spare: bool  # it did not fit beside its paper: shown only when zoomed in
 
 
 @dataclass(frozen=True)
@@ -31,6 +59,9 @@ class NodeShape:
     roles: tuple[str, ...]  # seed, returned, kept, cut (CSS classes)
     rank: int | None
     score: float | None
+    central: bool  # a seed or a returned paper: drawn by default
+    year_class: str
+    label: Label | None
 
 
 @dataclass(frozen=True)
@@ -41,7 +72,7 @@ class EdgeShape:
     width: float
     retained: bool
     delta: float | None
-    # Retained, but between two papers that are neither seeds nor returned: drawn only on
+    # Retained, but touching a paper that is neither a seed nor returned: drawn only on
     # request, so the edges that ground the results stay readable in a large run.
     context: bool = False
 
@@ -50,10 +81,56 @@ class EdgeShape:
 class Drawing:
     width: float
     height: float
-    years: list[tuple[str, float]]  # column label and its x
+    years: list[tuple[str, float]]  # tick label and its x
+    scores: list[tuple[str, float]]  # tick label and its y
+    band_top: float | None  # where the band of papers without a score starts
     nodes: list[NodeShape]
     edges: list[EdgeShape]
     edge_opacity: float
+
+
+@dataclass(frozen=True)
+class YearAxis:
+    first: int
+    last: int
+    left: float
+    step: float  # width of one year
+    undated_x: float
+
+    def x(self, year: int | None) -> float:
+        if year is None:
+            return self.undated_x
+        return self.left + (year - self.first + 0.5) * self.step
+
+    def ticks(self) -> list[tuple[str, float]]:
+        every = next(n for n in (1, 2, 5, 10, 20, 50) if self.step * n >= 34)
+        ticks = [(str(y), self.x(y)) for y in range(self.first, self.last + 1)
+                 if y % every == 0 or self.first == self.last]
+        return ticks + [(UNKNOWN_YEAR, self.undated_x)]
+
+
+@dataclass(frozen=True)
+class ScoreAxis:
+    low: float  # log10 of the lowest positive score
+    high: float
+
+    def y(self, score: float | None) -> float:
+        if score is None or score <= 0:
+            return TOP + PLOT_HEIGHT
+        if self.high - self.low < 1e-9:
+            return TOP + PLOT_HEIGHT / 2
+        share = (math.log10(score) - self.low) / (self.high - self.low)
+        return TOP + 12 + (1 - share) * (PLOT_HEIGHT - 24)
+
+    def ticks(self) -> list[tuple[str, float]]:
+        """Powers of ten (and their halves, when the range is narrow) inside the range."""
+        ticks = []
+        for power in range(math.floor(self.low), math.ceil(self.high) + 1):
+            for factor in (1, 3) if self.high - self.low < 2 else (1,):
+                value = factor * 10.0 ** power
+                if self.low - 1e-9 <= math.log10(value) <= self.high + 1e-9:
+                    ticks.append((f"{value:.0e}".replace("e-0", "e-"), self.y(value)))
+        return ticks
 
 
 def node_roles(node: dict[str, Any]) -> tuple[str, ...]:
@@ -86,92 +163,205 @@ def thinning_for(edges: int) -> float:
     return min(1.0, math.sqrt(DENSE_EDGES / max(edges, 1)))
 
 
-def control_point(start: NodeShape, end: NodeShape) -> tuple[float, float]:
-    """Of a quadratic curve bent to one side by a fifth of its length, so that edges
-    between papers in one row, or skipping a year, do not lie on top of each other."""
-    dx, dy = end.x - start.x, end.y - start.y
-    return (start.x + end.x) / 2 + dy * ARC_BEND, (start.y + end.y) / 2 - dx * ARC_BEND
-
-
 def arc(start: NodeShape, end: NodeShape) -> str:
-    cx, cy = control_point(start, end)
+    """A quadratic curve bent to one side by a fraction of its length, so that edges
+    between papers of one year do not lie on top of each other."""
+    dx, dy = end.x - start.x, end.y - start.y
+    cx, cy = (start.x + end.x) / 2 + dy * ARC_BEND, (start.y + end.y) / 2 - dx * ARC_BEND
     return f"M{start.x:.1f} {start.y:.1f}Q{cx:.1f} {cy:.1f} {end.x:.1f} {end.y:.1f}"
 
 
-def arc_bottom(start: NodeShape, end: NodeShape) -> float:
-    """The lowest point of the arc: the curve reaches half way to its control point."""
-    _, cy = control_point(start, end)
-    return max(start.y, end.y, (start.y + end.y) / 4 + cy / 2)
+def year_axis(nodes: list[dict[str, Any]]) -> YearAxis:
+    years = [n["year"] for n in nodes if n["year"]]
+    first, last = (min(years), max(years)) if years else (2000, 2000)
+    span = last - first + 1
+    step = (WIDTH - LEFT - RIGHT - 40) / span  # 40: the undated papers' column
+    return YearAxis(first, last, LEFT, step, WIDTH - RIGHT - 20)
 
 
-def year_columns(nodes: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Papers by year label, oldest first, papers without a year last; in a column, the
-    returned papers by rank, then the rest by id."""
-    columns: dict[str, list[dict[str, Any]]] = {}
-    for node in sorted(nodes, key=lambda n: (n["year"] is None, n["year"] or 0)):
-        columns.setdefault(str(node["year"]) if node["year"] else UNKNOWN_YEAR, []).append(node)
-    for members in columns.values():
-        members.sort(key=rank_order)
-    return columns
+def score_axis(nodes: list[dict[str, Any]]) -> ScoreAxis:
+    scores = [n["score"] for n in nodes if n["score"] and n["score"] > 0]
+    if not scores:
+        return ScoreAxis(0.0, 0.0)
+    return ScoreAxis(math.log10(min(scores)), math.log10(max(scores)))
+
+
+def first_surname(name: str | None) -> str:
+    """The surname a label shows: the last word of the name, not a suffix (Callan, not
+    Jr.), in Unicode."""
+    words = tex_to_unicode(name or "").split()
+    if len(words) > 1 and NAME_SUFFIX.match(words[-1]):
+        words.pop()
+    return words[-1] if words else ""
+
+
+def label_text(node: dict[str, Any]) -> str:
+    surname = first_surname(node.get("first_author")) or "Anon."
+    return f"{surname} {node['year']}" if node["year"] else surname
+
+
+def year_class(year: int | None, axis: YearAxis) -> str:
+    if year is None:
+        return "y-none"
+    share = (year - axis.first) / max(axis.last - axis.first + 1, 1)
+    return f"y{min(YEAR_CLASSES - 1, int(share * YEAR_CLASSES))}"
+
+
+def swarm(wanted: list[tuple[str, float, float, float]], half_width: float,
+          ) -> dict[str, tuple[float, float]]:
+    """Places circles (id, x, y, r) of one year at their height, each moved sideways by as
+    little as keeps it clear of those placed before (a beeswarm), within the year's width;
+    where none is clear, at its own place."""
+    placed: list[tuple[float, float, float]] = []
+    spots: dict[str, tuple[float, float]] = {}
+    for paper, x, y, r in wanted:
+        spot = (x, y)
+        for shift in sideways(half_width - r):
+            if all((x + shift - px) ** 2 + (y - py) ** 2 >= (r + pr + 1) ** 2
+                   for px, py, pr in placed):
+                spot = (x + shift, y)
+                break
+        placed.append((*spot, r))
+        spots[paper] = spot
+    return spots
+
+
+def sideways(limit: float, step: float = 2.0) -> list[float]:
+    shifts = [0.0]
+    distance = step
+    while distance <= max(limit, 0.0):
+        shifts += [distance, -distance]
+        distance += step
+    return shifts
+
+
+def band_spots(members: list[dict[str, Any]], x: float, width: float,
+               top: float) -> dict[str, tuple[float, float]]:
+    """Papers without a score under the axis, in rows across their year's width."""
+    per_row = max(1, int(width // BAND_ROW))
+    spots = {}
+    for number, node in enumerate(members):
+        row, column = divmod(number, per_row)
+        offset = (column - (min(per_row, len(members)) - 1) / 2) * BAND_ROW
+        spots[node["id"]] = (x + offset, top + BAND_ROW / 2 + row * BAND_ROW)
+    return spots
+
+
+def place_nodes(nodes: list[dict[str, Any]], years: YearAxis, scores: ScoreAxis,
+                ) -> tuple[dict[str, tuple[float, float, float]], float]:
+    """(x, y, r) of every paper, and the band's bottom."""
+    best = max((n["score"] or 0.0 for n in nodes), default=0.0)
+    by_year: dict[int | None, list[dict[str, Any]]] = {}
+    for node in sorted(nodes, key=rank_order):
+        by_year.setdefault(node["year"], []).append(node)
+    half = max(years.step / 2, 10.0)
+    band_top = TOP + PLOT_HEIGHT + BAND_GAP
+    placed: dict[str, tuple[float, float, float]] = {}
+    band_bottom = band_top
+    for year, members in by_year.items():
+        x = years.x(year)
+        scored = [n for n in members if n["rank"] is not None]
+        sizes = {n["id"]: radius(n["score"], best) for n in scored}
+        wanted = [(n["id"], x, scores.y(n["score"]), sizes[n["id"]]) for n in scored]
+        for paper, (px, py) in swarm(wanted, half).items():
+            placed[paper] = (px, py, sizes[paper])
+        unscored = [n for n in members if n["rank"] is None]
+        for paper, (px, py) in band_spots(unscored, x, 2 * half, band_top).items():
+            placed[paper] = (px, py, MIN_RADIUS)
+            band_bottom = max(band_bottom, py + BAND_ROW)
+    return placed, band_bottom
 
 
 def rank_order(node: dict[str, Any]) -> tuple[bool, int, str]:
     return node["rank"] is None, node["rank"] or 0, node["id"]
 
 
-def order_by_neighbours(columns: dict[str, list[dict[str, Any]]],
-                        edges: list[dict[str, Any]]) -> None:
-    """Left to right, each column's papers sorted by the mean slot of their neighbours
-    already placed (one barycentre sweep): cited and citing papers end up side by side,
-    so fewer lines cross. Papers with no placed neighbour keep their rank order, last."""
-    neighbours: dict[str, list[str]] = {}
-    for edge in edges:
-        neighbours.setdefault(edge["citing"], []).append(edge["cited"])
-        neighbours.setdefault(edge["cited"], []).append(edge["citing"])
-    slot: dict[str, int] = {}
-    for members in columns.values():
-        def target(node: dict[str, Any]) -> float:
-            placed = [slot[n] for n in neighbours.get(node["id"], []) if n in slot]
-            return sum(placed) / len(placed) if placed else math.inf
-        members.sort(key=lambda node: (target(node), rank_order(node)))
-        slot.update({node["id"]: number for number, node in enumerate(members)})
+def place_labels(shapes: list[NodeShape], nodes: dict[str, dict[str, Any]],
+                 ) -> dict[str, Label]:
+    """A label for each seed and returned paper, best rank first: to the right of its
+    circle, else left, above or below, wherever it overlaps no label placed before and no
+    circle; where nothing fits, a spare label (shown when zoomed in) on the right."""
+    boxes: list[tuple[float, float, float, float]] = []
+    circles = [(s.x - s.r, s.y - s.r, s.x + s.r, s.y + s.r) for s in shapes if s.central]
+    labels = {}
+    for shape in sorted((s for s in shapes if s.central),
+                        key=lambda s: rank_order(nodes[s.id])):
+        text = label_text(nodes[shape.id])
+        width, height = len(text) * CHAR_WIDTH, LABEL_FONT
+        fitted = None
+        own = (shape.x - shape.r, shape.y - shape.r, shape.x + shape.r, shape.y + shape.r)
+        obstacles = boxes + [c for c in circles if c != own]
+        for x, y, anchor, box in label_places(shape, width, height):
+            if not any(overlaps(box, other) for other in obstacles):
+                fitted = Label(text, round(x, 1), round(y, 1), anchor, spare=False)
+                boxes.append(box)
+                break
+        labels[shape.id] = fitted or Label(text, round(shape.x + shape.r + 2, 1),
+                                           round(shape.y + 4, 1), "start", spare=True)
+    return labels
+
+
+def label_places(shape: NodeShape, width: float, height: float,
+                 ) -> list[tuple[float, float, str, tuple[float, float, float, float]]]:
+    """Right, left, above and below the circle: the text's anchor point, its anchor, and
+    the box it covers."""
+    gap, x, y, r = 2.0, shape.x, shape.y, shape.r
+    near, half = r + gap, height / 2
+    base = y + height / 3
+    return [
+        (x + near, base, "start", (x + near, y - half, x + near + width, y + half)),
+        (x - near, base, "end", (x - near - width, y - half, x - near, y + half)),
+        (x, y - near - 1, "middle", (x - width / 2, y - near - height, x + width / 2, y - near)),
+        (x, y + near + height - 1, "middle",
+         (x - width / 2, y + near, x + width / 2, y + near + height)),
+    ]
+
+
+def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def draw_evidence_graph(view: dict[str, Any]) -> Drawing:
     """Positions and styles for the nodes and edges of `evidence_graph`'s view."""
-    top = max((n["score"] or 0.0 for n in view["nodes"]), default=0.0)
-    shapes: dict[str, NodeShape] = {}
-    years: list[tuple[str, float]] = []
-    x = float(MARGIN)
-    tallest = 0
-    columns = year_columns(view["nodes"])
-    order_by_neighbours(columns, [e for e in view["edges"] if e["retained"]])
-    for label, members in columns.items():
-        lanes = math.ceil(len(members) / ROWS_PER_LANE)
-        years.append((label, x + (lanes - 1) * LANE_WIDTH / 2))
-        for number, node in enumerate(members):
-            lane, row = divmod(number, ROWS_PER_LANE)
-            shapes[node["id"]] = NodeShape(
-                id=node["id"], title=node["title"] or node["id"], year=node["year"],
-                x=x + lane * LANE_WIDTH, y=float(MARGIN + 20 + row * ROW_HEIGHT + (lane % 2) * 8),
-                r=round(radius(node["score"], top), 2), roles=node_roles(node),
-                rank=node["rank"], score=node["score"])
-        tallest = max(tallest, min(len(members), ROWS_PER_LANE))
-        x += max(COLUMN_WIDTH, lanes * LANE_WIDTH + COLUMN_WIDTH / 2)
-    shown = [e for e in view["edges"] if e["citing"] in shapes and e["cited"] in shapes]
-    central = {n.id for n in shapes.values() if "seed" in n.roles or "returned" in n.roles}
-    thinning = thinning_for(sum(1 for e in shown if e["retained"]))
+    years, scores = year_axis(view["nodes"]), score_axis(view["nodes"])
+    placed, band_bottom = place_nodes(view["nodes"], years, scores)
+    by_id = {n["id"]: n for n in view["nodes"]}
+    shapes = {}
+    for node in view["nodes"]:
+        x, y, r = placed[node["id"]]
+        roles = node_roles(node)
+        shapes[node["id"]] = NodeShape(
+            id=node["id"], title=node["title"] or node["id"], year=node["year"],
+            x=round(x, 1), y=round(y, 1), r=round(r, 2), roles=roles, rank=node["rank"],
+            score=node["score"], central=node["seed"] or node["rank"] is not None,
+            year_class=year_class(node["year"], years), label=None)
+    labels = place_labels(list(shapes.values()), by_id)
+    shapes = {paper: NodeShape(**{**shape.__dict__, "label": labels.get(paper)})
+              for paper, shape in shapes.items()}
+    edges = draw_edges(view["edges"], shapes)
+    has_band = any(n["rank"] is None for n in view["nodes"])
+    height = (band_bottom if has_band else TOP + PLOT_HEIGHT) + BOTTOM
+    thinning = thinning_for(sum(1 for e in edges if e.retained and not e.context))
+    # Big circles first, so a small one on top of a big one can still be clicked.
+    return Drawing(width=WIDTH, height=round(height, 1), years=years.ticks(),
+                   scores=scores.ticks(),
+                   band_top=TOP + PLOT_HEIGHT + BAND_GAP if has_band else None,
+                   nodes=sorted(shapes.values(), key=lambda n: (n.central, -n.r)),
+                   edges=edges, edge_opacity=round(max(0.15, EDGE_OPACITY * thinning), 3))
+
+
+def draw_edges(rows: list[dict[str, Any]], shapes: dict[str, NodeShape]) -> list[EdgeShape]:
+    shown = [e for e in rows if e["citing"] in shapes and e["cited"] in shapes]
+    central = {paper for paper, shape in shapes.items() if shape.central}
+    thinning = thinning_for(sum(1 for e in shown if e["retained"] and e["citing"] in central
+                                and e["cited"] in central))
     edges = [EdgeShape(citing=e["citing"], cited=e["cited"],
                        path=arc(shapes[e["citing"]], shapes[e["cited"]]),
                        width=edge_width(e["delta"], thinning), retained=e["retained"],
-                       delta=e["delta"], context=e["retained"] and not (
-                           e["citing"] in central or e["cited"] in central))
+                       delta=e["delta"],
+                       context=e["retained"] and not (e["citing"] in central
+                                                      and e["cited"] in central))
              for e in shown]
-    # Retained edges last, so they are painted over the pruned ones when those are shown;
-    # big circles first, so a small one on top of a big one can still be clicked.
+    # Retained edges last, so they are painted over the pruned ones when those are shown.
     edges.sort(key=lambda e: e.retained)
-    lowest = max((arc_bottom(shapes[e.citing], shapes[e.cited]) for e in edges), default=0.0)
-    height = max(MARGIN * 2 + 20 + tallest * ROW_HEIGHT, lowest + MARGIN)
-    return Drawing(width=x + MARGIN, height=height, years=years,
-                   nodes=sorted(shapes.values(), key=lambda n: -n.r), edges=edges,
-                   edge_opacity=round(max(0.12, EDGE_OPACITY * thinning), 3))
+    return edges

@@ -1,11 +1,15 @@
 """A run's results as the run page shows them: links, and the evidence in plain sentences
-(which seed a paper was reached from, each edge on the way with its Delta, and the claim
-pair that grounds it)."""
+(which seed a paper was reached from, each edge on the way with its Delta and the claim
+pair that grounds it where the run computed them, else that the edge was unweighted)."""
 
+import re
+from collections import Counter
 from typing import Any
 
+from crase.api.pages.graph_drawing import label_text
 from crase.graph import Graph
 from crase.paper_links import paper_links
+from crase.scoring.tex import tex_to_unicode
 
 LINK_LABELS = {"arxiv": "arXiv", "doi": "DOI", "semantic_scholar": "Semantic Scholar"}
 
@@ -82,7 +86,8 @@ def seed_sentence(seed: dict[str, Any] | None, evidence: dict[str, Any]) -> str:
 
 
 def edge_sentence(edge: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
-    """One edge as words: who cites whom, its Delta, and the claim pair behind it."""
+    """One edge as words: who cites whom, its Delta (None for an unweighted edge) and the
+    claim pair behind it."""
     citing = titles.get(edge["citing"], edge["citing"])
     cited = titles.get(edge["cited"], edge["cited"])
     grounding = None
@@ -93,3 +98,58 @@ def edge_sentence(edge: dict[str, Any], titles: dict[str, str]) -> dict[str, Any
     return {"citing": edge["citing"], "cited": edge["cited"],
             "text": f"“{citing}” cites “{cited}”", "delta": edge.get("delta"),
             "grounding": grounding}
+
+
+def linked_results(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The returned papers as the graph page lists them beside the drawing: a label, and
+    the citation edges from the paper's seed to it, which hovering the entry lights up."""
+    titles = {r["id"]: r["title"] for r in run["results"]}
+    titles.update({s["paper_id"]: s["title"] for s in run["seeds"]})
+    return [{"rank": paper["rank"], "id": paper["id"], "title": paper["title"] or paper["id"],
+             "label": label_text({"first_author": (paper["authors"] or [None])[0],
+                                  "year": paper["year"]}),
+             "path": [[e["citing"], e["cited"]]
+                      for e in (paper["evidence"] or {}).get("path", [])],
+             "how": how_reached(paper["evidence"] or {}, titles)}
+            for paper in run["results"]]
+
+
+def how_reached(evidence: dict[str, Any], titles: dict[str, str]) -> str:
+    if evidence.get("seed"):
+        return "a seed"
+    if evidence.get("text_match"):
+        return "a full-text match, not reached by the walk"
+    if not evidence.get("reached_from"):
+        return ""
+    steps = len(evidence.get("path", []))
+    origin = titles.get(evidence["reached_from"]) or evidence["reached_from"]
+    return f"{steps} citation edge{'s' if steps != 1 else ''} from the seed “{origin}”"
+
+
+TOP_NAMES = 10
+# A journal reference's name, before its volume ("Nucl.Phys. B443 (1995) 85" -> Nucl.Phys.
+# and series B); references are cut to JOURNAL_REF_CHARS first, so the match stays short.
+JOURNAL_NAME = re.compile(r"^(?P<name>[^\d()]*?)\s*(?P<series>\b[A-Z])?\s*\d")
+JOURNAL_REF_CHARS = 120
+
+
+def top_authors_and_venues(results: list[dict[str, Any]],
+                           ) -> dict[str, list[tuple[str, int]]]:
+    """The run's most frequent authors and venues among its returned papers, with counts;
+    only those that occur at least twice (a list of ones says nothing)."""
+    authors = Counter(name for paper in results for name in dict.fromkeys(paper["authors"]))
+    venues = Counter(venue for paper in results if (venue := venue_name(paper)))
+    return {name: [(key, count) for key, count in counter.most_common(TOP_NAMES) if count > 1]
+            for name, counter in (("authors", authors), ("venues", venues))}
+
+
+def venue_name(paper: dict[str, Any]) -> str | None:
+    """The venue, or the journal's name out of its journal reference, spaced one way."""
+    text = paper.get("venue") or ""
+    if not text and paper.get("journal_ref"):
+        match = JOURNAL_NAME.match(paper["journal_ref"][:JOURNAL_REF_CHARS])
+        if match is None:
+            return None
+        text = " ".join(part for part in (match["name"], match["series"]) if part)
+    text = re.sub(r"\.\s*", ". ", tex_to_unicode(text)).strip(" ,;:")
+    return text or None

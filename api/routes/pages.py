@@ -36,8 +36,18 @@ from crase.api.pages.forms import (
 from crase.api.pages.graph_drawing import draw_evidence_graph
 from crase.api.pages.idea_summary import summarize_audit
 from crase.api.pages.rendering import STATIC, error_page, render_page
-from crase.api.pages.result_views import link_list, search_results
-from crase.api.run_views import describe_run, evidence_graph, list_runs, read_run_record
+from crase.api.pages.result_views import (
+    link_list,
+    linked_results,
+    search_results,
+    top_authors_and_venues,
+)
+from crase.api.run_views import (
+    describe_run,
+    evidence_graph,
+    list_runs,
+    weighed_graph,
+)
 from crase.api.runs import FINISHED, WITH_RESULTS, RunRegistry
 from crase.errors import CraseError, InvalidRequest, LoginRequired, PaperNotFound
 from crase.graph import Graph
@@ -120,8 +130,11 @@ class PageController(UiController):
 
     @get("/", sync_to_thread=False)
     def search_page(self, request: Request[Any, Any, Any],
-                    settings: NamedDependency[Settings]) -> Response[str]:
-        return forms_page(request, settings)
+                    settings: NamedDependency[Settings],
+                    query: Annotated[str | None, QueryParameter(max_length=4000)] = None,
+                    ) -> Response[str]:
+        # A run page's author and venue links open the form with the name as the question.
+        return forms_page(request, settings, search_form={"query": query} if query else None)
 
     @post("/searches", sync_to_thread=True, status_code=303)
     def start_search(self, request: Request[Any, Any, Any], data: FormData,
@@ -163,7 +176,8 @@ class PageController(UiController):
         results = search_results(graph, run) if with_results else []
         return render_page(request, "run.html", run=run, results=results,
                            finished=run["status"] in FINISHED, with_results=with_results,
-                           formats=[f.value for f in ExportFormat])
+                           formats=[f.value for f in ExportFormat],
+                           names=top_authors_and_venues(run["results"]))
 
     @get("/runs/{run_id:str}/progress", sync_to_thread=True)
     def progress_fragment(self, request: Request[Any, Any, Any], run_id: FromPath[str],
@@ -176,10 +190,12 @@ class PageController(UiController):
     def graph_page(self, request: Request[Any, Any, Any], run_id: FromPath[str],
                    graph: NamedDependency[Graph],
                    registry: NamedDependency[RunRegistry]) -> Response[str]:
-        view = evidence_graph(graph, run_id, registry.get(run_id))
+        tracked = registry.get(run_id)
+        view = weighed_graph(evidence_graph(graph, run_id, tracked))
         return render_page(request, "graph.html", view=view,
                            weighted=view["weighting"] == "coverage",
-                           drawing=draw_evidence_graph(view))
+                           drawing=draw_evidence_graph(view),
+                           linked=linked_results(describe_run(graph, run_id, tracked)))
 
     @get("/runs/{run_id:str}/edge", sync_to_thread=True)
     def edge_card(self, request: Request[Any, Any, Any], run_id: FromPath[str],
@@ -187,7 +203,7 @@ class PageController(UiController):
                   registry: NamedDependency[RunRegistry]) -> Response[str]:
         edge = edge_details(graph, run_id, registry.get(run_id), citing, cited)
         return render_page(request, "edge_card.html", edge=edge,
-                           weighted=run_weighting(graph, run_id) == "coverage")
+                           weighted=edge["weighting"] == "coverage")
 
     @get("/runs/{run_id:str}/papers/{paper_id:path}", sync_to_thread=True)
     def paper_card(self, request: Request[Any, Any, Any], run_id: FromPath[str],
@@ -213,11 +229,6 @@ class PageController(UiController):
     def audit_json(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                    ) -> dict[str, Any]:
         return export_idea_audit(graph, run_id)
-
-
-def run_weighting(graph: Graph, run_id: str) -> str:
-    record = read_run_record(graph, run_id) or {}
-    return str(record.get("params", {}).get("params", {}).get("weighting", "uniform"))
 
 
 def forms_page(request: Request[Any, Any, Any], settings: Settings,

@@ -10,7 +10,13 @@ from litestar.params import FromPath, Parameter
 from pydantic import BaseModel, Field
 
 from crase.api.exports import ExportFormat, export_run
-from crase.api.run_views import describe_run, evidence_graph, list_runs, read_run_record
+from crase.api.run_views import (
+    describe_run,
+    evidence_graph,
+    list_runs,
+    read_run_record,
+    weighed_graph,
+)
 from crase.api.runs import FINISHED, RunRegistry
 from crase.errors import RunNotCancellable, RunNotFound
 from crase.graph import Graph
@@ -82,6 +88,25 @@ class RunResult(BaseModel):
     evidence: dict[str, Any] | None = Field(description="Why the paper was returned")
 
 
+class RelatedWork(BaseModel):
+    id: str
+    title: str | None
+    year: int | None
+    authors: list[str]
+    venue: str | None
+    journal_ref: str | None
+    arxiv_id: str | None
+    doi: str | None
+    s2_id: str | None
+    links: dict[str, str] = Field(description=LINKS_DESCRIPTION)
+    rank: int | None = Field(description="The paper's own rank where the run returned it")
+    count: int = Field(description="Prior works: how many returned papers cite it; "
+                                   "derivative works: how many returned papers it cites")
+    of: int = Field(description="How many papers the run returned")
+    by_ranks: list[int] = Field(description="The ranks of those returned papers")
+    why: str = Field(description="The count in words")
+
+
 class RunView(BaseModel):
     id: str
     kind: str = Field(description="search, idea, or a research tool's kind")
@@ -104,12 +129,19 @@ class RunView(BaseModel):
     tracked: bool = Field(description="Whether this server runs it (else: recorded only)")
     seeds: list[RunSeed]
     results: list[RunResult]
+    prior_works: list[RelatedWork] = Field(
+        description="A search's prior works: the papers of its evidence graph its returned "
+                    "papers cite most (at least two of them), most cited first")
+    derivative_works: list[RelatedWork] = Field(
+        description="A search's derivative works: the papers of its evidence graph that "
+                    "cite most of its returned papers (at least two), most citing first")
 
 
 class GraphNode(BaseModel):
     id: str
     title: str | None
     year: int | None
+    first_author: str | None = Field(description="As the corpus spells it")
     seed: bool | None
     kept: bool | None
     reason: str | None = Field(description="Why the paper was cut, if it was")
@@ -120,7 +152,8 @@ class GraphNode(BaseModel):
 class GraphEdge(BaseModel):
     citing: str
     cited: str
-    delta: float | None = Field(description="Coverage affinity at the run's theta")
+    delta: float | None = Field(description="Coverage affinity at the run's theta; null "
+                                            "where the run computed none (uniform weighting)")
     retained: bool
     reason: str | None = Field(description="Why the edge was pruned, if it was")
 
@@ -139,7 +172,10 @@ class EvidenceGraph(BaseModel):
     tau: float
     weighting: str = Field(description="coverage (edges weighed and pruned by Delta) or "
                                        "uniform (every edge among the kept papers walked)")
-    scorer: str | None
+    edge_weight: str = Field(description="What an edge is in this run: a citation edge "
+                                         "weighed by its Delta, or an unweighted citation edge")
+    scorer: str | None = Field(description="The entailment scorer that computed Delta; null "
+                                           "for a uniform run, which scored nothing")
     counts: GraphCounts
     nodes: list[GraphNode]
     edges: list[GraphEdge]
@@ -177,7 +213,8 @@ class RunController(Controller):
          summary="A finished run's evidence graph: papers considered and edges with Delta")
     def get_evidence_graph(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                            registry: NamedDependency[RunRegistry]) -> EvidenceGraph:
-        return EvidenceGraph.model_validate(evidence_graph(graph, run_id, registry.get(run_id)))
+        return EvidenceGraph.model_validate(
+            weighed_graph(evidence_graph(graph, run_id, registry.get(run_id))))
 
     @post("/{run_id:str}/cancel", status_code=202, sync_to_thread=True,
           summary="Cancel a queued or running run (it stops before its next stage, or at once "

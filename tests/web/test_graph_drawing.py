@@ -1,20 +1,25 @@
-"""The layout of the evidence graph (no database): columns by year, styles by role, size
-by score, Delta as thickness, and every arc inside the drawing."""
+"""The layout of the evidence graph (no database): year across and score up, styles by
+role, size by score, Delta as thickness, labels that do not overlap, and the default view
+(seeds, returned papers and the edges among them)."""
 
 from typing import Any
 
 from crase.api.pages.graph_drawing import (
+    CHAR_WIDTH,
+    LABEL_FONT,
     MAX_RADIUS,
     MIN_RADIUS,
     UNKNOWN_YEAR,
     draw_evidence_graph,
     edge_width,
+    first_surname,
 )
 
 
 def node(paper_id: str, year: int | None, *, seed: bool = False, kept: bool = True,
          rank: int | None = None, score: float | None = None) -> dict[str, Any]:
-    return {"id": paper_id, "title": f"Paper {paper_id}", "year": year, "seed": seed,
+    return {"id": paper_id, "title": f"Paper {paper_id}", "year": year,
+            "first_author": f"A. Smith-{paper_id}", "seed": seed,
             "kept": kept, "reason": None if kept else "no retained edge", "rank": rank,
             "score": score}
 
@@ -32,11 +37,17 @@ VIEW = {
 }
 
 
-def test_papers_stand_in_year_columns_oldest_first() -> None:
+def test_year_runs_across_and_score_up() -> None:
     drawing = draw_evidence_graph(VIEW)
-    assert [label for label, _ in drawing.years] == ["1995", "1999", "2001", UNKNOWN_YEAR]
-    x = {n.id: n.x for n in drawing.nodes}
-    assert x["e"] < x["a"] < x["b"] == x["c"] < x["d"]
+    assert [label for label, _ in drawing.years][-1] == UNKNOWN_YEAR
+    shapes = {n.id: n for n in drawing.nodes}
+    assert shapes["e"].x < shapes["a"].x < shapes["b"].x < shapes["d"].x
+    assert abs(shapes["b"].x - shapes["c"].x) < 60  # one year
+    # Up is a higher score; papers without one sit in the band under the axis.
+    assert shapes["a"].y < shapes["b"].y
+    assert drawing.band_top is not None
+    assert all(shapes[p].y > drawing.band_top for p in ("c", "d", "e"))
+    assert all(shapes[p].y < drawing.band_top for p in ("a", "b"))
 
 
 def test_roles_sizes_and_widths_follow_the_run() -> None:
@@ -53,43 +64,55 @@ def test_roles_sizes_and_widths_follow_the_run() -> None:
     assert [e.retained for e in drawing.edges] == [False, True, True]
 
 
-def test_every_arc_stays_inside_the_drawing() -> None:
-    nodes = [node(f"p{i}", 1990 + i, rank=i + 1, score=1 / (i + 1)) for i in range(30)]
-    edges = [edge(f"p{i}", f"p{j}", 0.5) for i in range(30) for j in range(i)]
-    drawing = draw_evidence_graph({"nodes": nodes, "edges": edges})
-    for shape in drawing.edges:
-        numbers = [float(x) for x in shape.path.replace("M", " ").replace("Q", " ").split()]
-        xs, ys = numbers[0::2], numbers[1::2]
-        # The curve lies within the triangle of its ends and control point; it reaches
-        # half way to the control point at most.
-        lowest = max(ys[0], ys[2], (ys[0] + ys[2]) / 4 + ys[1] / 2)
-        assert 0 <= min(xs[0], xs[2]) and max(xs[0], xs[2]) <= drawing.width
-        assert lowest <= drawing.height
+def test_seeds_and_returned_papers_are_labelled_by_first_author_and_year() -> None:
+    drawing = draw_evidence_graph(VIEW)
+    labels = {n.id: n.label for n in drawing.nodes}
+    assert labels["a"] is not None and labels["a"].text == "Smith-a 1999"
+    assert labels["d"] is not None and labels["d"].text == "Smith-d"  # no year known
+    assert labels["c"] is None and labels["e"] is None  # neither seed nor returned
+    assert first_surname("Curtis G. Callan Jr.") == "Callan"
+    assert first_surname("M. Ba\\~nados") == "Bañados"
 
 
-def test_a_paper_sits_level_with_the_papers_it_cites() -> None:
-    nodes = [node("a", 2000, rank=1), node("b", 2000, rank=2), node("x", 2001, rank=3),
-             node("y", 2001, rank=4)]
-    drawing = draw_evidence_graph({"nodes": nodes, "edges": [edge("x", "b", 0.5),
-                                                             edge("y", "a", 0.5)]})
-    y = {n.id: n.y for n in drawing.nodes}
-    assert y["a"] < y["b"] and y["y"] < y["x"]  # against their rank order
+def test_labels_that_fit_do_not_overlap() -> None:
+    nodes = [node(f"p{i}", 1995 + i % 5, rank=i + 1, score=1 / (i + 2)) for i in range(60)]
+    drawing = draw_evidence_graph({"nodes": nodes, "edges": []})
+    boxes = []
+    for shape in drawing.nodes:
+        if shape.label is None or shape.label.spare:
+            continue
+        width = len(shape.label.text) * CHAR_WIDTH
+        left = {"start": shape.label.x, "end": shape.label.x - width,
+                "middle": shape.label.x - width / 2}[shape.label.anchor]
+        boxes.append((left, shape.label.y - LABEL_FONT, left + width, shape.label.y))
+    assert len(boxes) >= 20
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1
+                        and b[1] < a[3] - 1), (a, b)
 
 
-def test_a_crowded_year_is_split_into_lanes() -> None:
-    nodes = [node(f"old{i}", 2000, rank=i + 1, score=0.1) for i in range(70)]
-    nodes += [node("new", 2001, score=0.1)]
-    edges = [edge("new", "old69", 0.8)]
-    drawing = draw_evidence_graph({"nodes": nodes, "edges": edges})
-    shapes = {n.id: n for n in drawing.nodes}
-    assert len({shapes[f"old{i}"].x for i in range(70)}) == 3  # 30 rows a lane
-    assert shapes["new"].x > max(shapes[f"old{i}"].x for i in range(70))
-    assert drawing.height < 70 * 26
+def test_circles_of_one_year_are_moved_apart() -> None:
+    nodes = [node(f"p{i}", 2000, rank=i + 1, score=0.1) for i in range(5)]
+    drawing = draw_evidence_graph({"nodes": nodes, "edges": []})
+    spots = [(n.x, n.y, n.r) for n in drawing.nodes]
+    for i, (x1, y1, r1) in enumerate(spots):
+        for x2, y2, r2 in spots[i + 1:]:
+            assert (x1 - x2) ** 2 + (y1 - y2) ** 2 >= (r1 + r2) ** 2
+
+
+def test_every_paper_stays_inside_the_drawing() -> None:
+    nodes = [node(f"p{i}", 1990 + i % 30, rank=i + 1 if i < 150 else None,
+                  score=1 / (i + 1) if i < 150 else None) for i in range(300)]
+    drawing = draw_evidence_graph({"nodes": nodes, "edges": []})
+    for shape in drawing.nodes:
+        assert 0 <= shape.x - shape.r and shape.x + shape.r <= drawing.width
+        assert 0 <= shape.y - shape.r and shape.y + shape.r <= drawing.height
 
 
 def test_a_dense_graph_gets_thinner_fainter_lines() -> None:
     sparse = draw_evidence_graph(VIEW)
-    nodes = [node(f"p{i}", 1990 + i % 20, score=0.1) for i in range(100)]
+    nodes = [node(f"p{i}", 1990 + i % 20, rank=i + 1, score=0.1) for i in range(100)]
     edges = [edge(f"p{i}", f"p{j}", 1.0) for i in range(100) for j in range(i)
              if (1990 + i % 20) != (1990 + j % 20)][:3000]
     dense = draw_evidence_graph({"nodes": nodes, "edges": edges})
@@ -98,9 +121,13 @@ def test_a_dense_graph_gets_thinner_fainter_lines() -> None:
     assert min(e.width for e in dense.edges) >= 0.5
 
 
-def test_retained_edges_away_from_seeds_and_results_are_context() -> None:
-    nodes = [node("s", 2000, seed=True, rank=1), node("k1", 2001), node("k2", 2002)]
-    edges = [edge("k1", "s", 0.5), edge("k2", "k1", 0.5), edge("k2", "s", 0.0, retained=False)]
+def test_the_default_view_is_the_seeds_the_results_and_the_edges_among_them() -> None:
+    nodes = [node("s", 2000, seed=True, rank=1), node("r", 2001, rank=2), node("k1", 2001),
+             node("k2", 2002)]
+    edges = [edge("r", "s", 0.5), edge("k1", "s", 0.5), edge("k2", "k1", 0.5),
+             edge("k2", "s", 0.0, retained=False)]
     drawing = draw_evidence_graph({"nodes": nodes, "edges": edges})
     context = {(e.citing, e.cited): e.context for e in drawing.edges}
-    assert context == {("k1", "s"): False, ("k2", "k1"): True, ("k2", "s"): False}
+    assert context == {("r", "s"): False, ("k1", "s"): True, ("k2", "k1"): True,
+                       ("k2", "s"): False}
+    assert {n.id for n in drawing.nodes if n.central} == {"s", "r"}

@@ -1,0 +1,189 @@
+"""The evidence graph as a reader meets it, in headless Chromium over the committed sample:
+labels on the returned papers, zoom and pan on the view box, the list beside the drawing
+lighting up a result's paper and its path from the seed, a node's click scrolling the list
+to it; the evidence worded by the run's weighting; the draw time of the page.
+
+Screenshots go to the test's own folder, or to CRASE_WEB_SCREENSHOTS when set (the ones in
+docs/screenshots were taken with CRASE_WEB_SCREENSHOTS=docs/screenshots).
+"""
+
+import json
+import re
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import LiveServer
+from tests.web.test_browser import (
+    click,
+    drawn,
+    find,
+    find_all,
+    log_in,
+    screenshot_folder,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+QUERY = "black hole entropy from string theory microstates"
+RESULTS = 30
+LABEL = re.compile(r"^\S.* (19|20)\d\d$")
+
+
+def api(server: LiveServer, path: str, body: dict[str, Any] | None = None) -> Any:
+    from tests.api.conftest import API_KEY
+
+    request = urllib.request.Request(
+        server.url + path, data=None if body is None else json.dumps(body).encode(),
+        headers={"X-API-Key": API_KEY, "Content-Type": "application/json"},
+        method="GET" if body is None else "POST")
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        return json.loads(reply.read())
+
+
+def finished_search(server: LiveServer, weighting: str = "uniform",
+                    k: int = RESULTS) -> dict[str, Any]:
+    """A search of the sample through the API, once it is done."""
+    accepted = api(server, "/searches", {"query": QUERY,
+                                         "params": {"k": k, "weighting": weighting}})
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        run = api(server, f"/runs/{accepted['run_id']}")
+        if run["status"] not in ("queued", "running"):
+            assert run["status"] == "done", run
+            return dict(run)
+        time.sleep(0.3)
+    raise AssertionError("the search did not finish")
+
+
+def open_graph(browser: Any, server: LiveServer, run_id: str) -> Any:
+    from tests.api.conftest import API_KEY
+
+    log_in(browser, server, API_KEY)
+    browser.get(f"{server.url}/ui/runs/{run_id}/graph")
+    svg = wait_for(browser, "#evidence-graph", 20)
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 20).until(
+        lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
+    return svg
+
+
+def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server: LiveServer,
+                                                    tmp_path: Path) -> None:
+    shots = screenshot_folder(tmp_path)
+    run = finished_search(sample_server)
+    svg = open_graph(browser, sample_server, run["id"])
+
+    # Labels: first author and year, on the returned papers and seeds, most of them shown.
+    labels = [label for label in find_all(browser, "#evidence-graph text.label")
+              if drawn(browser, label)]
+    assert len(labels) >= RESULTS // 2
+    assert all(LABEL.match(label.text) for label in labels), [label.text for label in labels]
+    returned = find_all(browser, "#evidence-graph circle.node.returned")
+    assert len(returned) == RESULTS and all(drawn(browser, node) for node in returned)
+    titles = [node.find_element("css selector", "title").get_attribute("textContent")
+              for node in returned]
+    assert all(title.strip() for title in titles)
+    # Default view: the seeds and returned papers; the rest of the run on request.
+    context = find_all(browser, "#evidence-graph circle.node.context")
+    assert context and not any(drawn(browser, node) for node in context)
+
+    # The run weighed every edge alike: the page says so, and names no Delta, theta or scorer.
+    summary = find(browser, "#graph-summary").text
+    assert "unweighted citation edge" in summary
+    assert "theta" not in summary and "scored by" not in summary
+    assert not re.search(r"Delta \d", summary)
+    browser.save_screenshot(str(shots / "evidence-graph.png"))
+
+    # Zoom: the buttons and the wheel change the view box; reset brings it back.
+    whole = svg.get_attribute("viewBox")
+    find(browser, "#zoom-in").click()
+    zoomed = svg.get_attribute("viewBox")
+    assert zoomed != whole
+    assert float(zoomed.split()[2]) < float(whole.split()[2])
+    assert "zoomed" not in (svg.get_attribute("class") or "")
+    find(browser, "#zoom-in").click()
+    assert "zoomed" in svg.get_attribute("class")  # the spare labels appear
+    browser.execute_script("""
+        const svg = arguments[0], box = svg.getBoundingClientRect();
+        svg.dispatchEvent(new WheelEvent('wheel', {deltaY: 100, bubbles: true, cancelable: true,
+            clientX: box.left + box.width / 2, clientY: box.top + box.height / 2}));""", svg)
+    assert svg.get_attribute("viewBox") not in (whole, zoomed)
+    find(browser, "#zoom-reset").click()
+    assert svg.get_attribute("viewBox") == whole
+
+    # Hover a result reached over the graph: its paper and its path from the seed light up.
+    reached = next(paper for paper in run["results"]
+                   if (paper["evidence"] or {}).get("path"))
+    entry = find(browser, f"#graph-result-{reached['rank']}")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", entry)
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(browser).move_to_element(entry).perform()
+    lit_nodes = {node.get_attribute("data-id")
+                 for node in find_all(browser, "#evidence-graph circle.node.lit")}
+    lit_edges = {(edge.get_attribute("data-citing"), edge.get_attribute("data-cited"))
+                 for edge in find_all(browser, "#evidence-graph path.edge.lit")}
+    path = {(edge["citing"], edge["cited"]) for edge in reached["evidence"]["path"]}
+    assert reached["id"] in lit_nodes and reached["evidence"]["reached_from"] in lit_nodes
+    assert lit_edges == path
+    assert all(drawn(browser, edge) for edge in find_all(browser, "path.edge.lit"))
+    assert "highlighting" in svg.get_attribute("class")
+    browser.save_screenshot(str(shots / "evidence-graph-path.png"))
+
+    # Click a paper of the drawing: its card, and the list scrolls to it.
+    last = run["results"][-1]
+    browser.execute_script("document.querySelector('#graph-results').scrollTop = 0")
+    node = next(n for n in returned if n.get_attribute("data-id") == last["id"])
+    browser.execute_script(
+        "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", node)
+    card = wait_for(browser, "#paper-card", 10)
+    assert card.get_attribute("data-id") == last["id"]
+    chosen = find(browser, "#graph-results li.chosen")
+    assert chosen.get_attribute("data-id") == last["id"]
+    assert browser.execute_script("""
+        const list = document.querySelector('#graph-results').getBoundingClientRect();
+        const item = arguments[0].getBoundingClientRect();
+        return item.top >= list.top - 1 && item.bottom <= list.bottom + 1;""", chosen)
+
+    # Every paper the run considered, on request.
+    find(browser, "#show-context").click()
+    assert all(drawn(browser, node) for node in context)
+    find(browser, "#colour-by option[value=year]").click()
+    assert "colour-year" in svg.get_attribute("class")
+    browser.save_screenshot(str(shots / "evidence-graph-all-by-year.png"))
+
+
+def test_evidence_of_a_uniform_run_names_no_delta_on_the_run_page(
+        browser: Any, sample_server: LiveServer) -> None:
+    from tests.api.conftest import API_KEY
+
+    run = finished_search(sample_server)
+    log_in(browser, sample_server, API_KEY)
+    browser.get(f"{sample_server.url}/ui/runs/{run['id']}")
+    results = wait_for(browser, "#results", 20).text
+    assert "unweighted citation edge" in results
+    assert not re.search(r"Delta \d", results)
+
+
+def test_three_hundred_papers_draw_within_a_second(browser: Any, sample_server: LiveServer,
+                                                  ) -> None:
+    """A run returning 300 papers of the sample: the page is painted, from navigation
+    start, within a second (the median of three loads)."""
+    run = finished_search(sample_server, k=300)
+    assert len(run["results"]) == 300
+    open_graph(browser, sample_server, run["id"])
+    painted = []
+    for _ in range(3):
+        browser.get(f"{sample_server.url}/ui/runs/{run['id']}/graph")
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(browser, 20).until(
+            lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
+        painted.append(browser.execute_script("return window.craseGraphPaintedMs"))
+        assert len(find_all(browser, "#evidence-graph circle.node.returned")) == 300
+    print(f"painted after {sorted(painted)} ms")
+    assert sorted(painted)[1] < 1000
+    click(browser, find(browser, "#zoom-in"))
