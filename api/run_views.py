@@ -196,7 +196,10 @@ def shown_paper(row: dict[str, Any]) -> dict[str, Any]:
 
 def shown_authors(authors: list[str] | None) -> list[str]:
     repaired = repair_authors(authors or [])
-    return repaired.names if repaired.problem is None else list(authors or [])
+    # The loader's repair is being reworked to always succeed (no `problem` any more); a
+    # list it could not repair is shown as the corpus has it.
+    problem = getattr(repaired, "problem", None)
+    return repaired.names if problem is None else list(authors or [])
 
 
 def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,

@@ -157,16 +157,48 @@ def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server:
     browser.save_screenshot(str(shots / "evidence-graph-all-by-year.png"))
 
 
-def test_evidence_of_a_uniform_run_names_no_delta_on_the_run_page(
-        browser: Any, sample_server: LiveServer) -> None:
+def test_the_run_page_lists_and_the_connector(browser: Any, sample_server: LiveServer,
+                                              tmp_path: Path) -> None:
+    """A uniform run's evidence names no Delta; its prior and derivative works and its top
+    authors and venues are listed and linked; the connector finds a known path."""
     from tests.api.conftest import API_KEY
 
+    shots = screenshot_folder(tmp_path)
     run = finished_search(sample_server)
     log_in(browser, sample_server, API_KEY)
     browser.get(f"{sample_server.url}/ui/runs/{run['id']}")
     results = wait_for(browser, "#results", 20).text
     assert "unweighted citation edge" in results
     assert not re.search(r"Delta \d", results)
+
+    for list_id in ("prior-works", "derivative-works"):
+        works = find_all(browser, f"#{list_id} li.related-work")
+        assert len(works) >= 3, list_id
+        assert all(work.find_elements("css selector", "a.paper-link") for work in works)
+        assert all(re.search(r"(cited by|cites) \d+ of the 30 returned papers", work.text)
+                   for work in works)
+    # Strominger and Vafa's counting of black hole microstates is what these papers build on.
+    assert "Microscopic Origin of the Bekenstein-Hawking Entropy" in find(
+        browser, "#prior-works").text
+    authors = find_all(browser, "#top-authors a.search-link")
+    assert authors and find_all(browser, "#top-venues a.search-link")
+    browser.execute_script("document.querySelector('#prior-works').scrollIntoView()")
+    browser.save_screenshot(str(shots / "run-lists.png"))
+    name = authors[0].text
+    authors[0].click()
+    query = wait_for(browser, "#search-form textarea[name=query]", 10)
+    assert query.get_attribute("value") == name
+
+    # The connector: Strominger-Vafa and a paper two citation steps away in the sample.
+    browser.get(f"{sample_server.url}/ui/connect?source=hep-th/9601029&target=0001001")
+    connection = wait_for(browser, "#connection", 20)
+    assert "3 shortest paths of 2 steps" in connection.text
+    middles = {"0007170", "0007195", "9603167"}
+    drawn_ids = {n.get_attribute("data-id") for n in find_all(browser, "#path-graph circle")}
+    assert drawn_ids == middles | {"9601029", "0001001"}
+    assert len(find_all(browser, "#paths > li.path")) == 3
+    assert len(find_all(browser, "#path-graph line.path-step")) == 6
+    browser.save_screenshot(str(shots / "connector.png"))
 
 
 def test_three_hundred_papers_draw_within_a_second(browser: Any, sample_server: LiveServer,
