@@ -7,6 +7,7 @@ A refused row is reported with its place in the request (`papers[3]`, `citations
 its kind and the reason; it never stops the rest of the batch.
 """
 
+import csv
 import json
 import tempfile
 from dataclasses import dataclass
@@ -24,7 +25,10 @@ from crase.ingest.corpus import (
 )
 from crase.ingest.loader import LoadReport, load_corpus
 from crase.ingest.records import RejectKind
+from crase.ingest.rejects import read_rejects
 from crase.settings import Settings
+
+LINE_BREAKS = ("\n", "\r")  # what ends a citations.csv line (the reader splits at "\n")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class BatchOutcome:
     papers_received: int
     citations_received: int
     papers_refused: int = 0  # refused before the load: no papers.jsonl line can hold them
+    citations_refused: int = 0  # likewise for citations.csv
 
     def as_json(self) -> dict[str, Any]:
         r = self.report
@@ -43,7 +48,8 @@ class BatchOutcome:
                        "rejected": r.papers.rejected + self.papers_refused,
                        "written": r.papers_written},
             "citations": {"received": self.citations_received,
-                          "accepted": r.citations.accepted, "rejected": r.citations.rejected,
+                          "accepted": r.citations.accepted,
+                          "rejected": r.citations.rejected + self.citations_refused,
                           "written": r.citations_written},
             "rejects": self.rejects,
             "graph": r.graph_after,
@@ -74,15 +80,16 @@ def load_batch(graph: Graph, settings: Settings, papers: list[Any],
         rejects_path = root / "rejects.jsonl"
         report = load_corpus(graph, files, settings, rejects_path=rejects_path,
                              restart=True, show_progress=False)
-        rejects = sorted([*refused, *read_rejects(rejects_path)], key=request_order)
+        rejects = sorted([*refused, *placed_rejects(rejects_path)], key=request_order)
     return BatchOutcome(report, [reject.as_json() for reject in rejects], len(papers),
-                        len(citations), len(refused))
+                        len(citations), sum(r.file == PAPERS_FILE for r in refused),
+                        sum(r.file == CITATIONS_FILE for r in refused))
 
 
 def write_corpus(root: Path, papers: list[Any],
                  citations: list[tuple[str, str]]) -> list[PlacedReject]:
-    """Write the batch as a corpus; returns the papers no line can hold, whose lines are
-    left blank (so every other paper keeps its line number)."""
+    """Write the batch as a corpus; returns the papers and citations no line can hold,
+    whose lines are left blank (so every other row keeps its line number)."""
     # One JSON value per line, as given: a row that is not a paper is refused by the
     # loader's own checks, with the same kinds and reasons a file load reports.
     refused = []
@@ -97,9 +104,25 @@ def write_corpus(root: Path, papers: list[Any],
         # A batch of citations only still gets a line: an empty file would be a reject.
         handle.writelines(lines or ["\n"])
     if citations:
-        with (root / CITATIONS_FILE).open("w", encoding="utf-8") as handle:
-            handle.write(",".join(EDGE_HEADER) + "\n")
-            handle.writelines(f"{citing},{cited}\n" for citing, cited in citations)
+        refused += write_citations(root / CITATIONS_FILE, citations)
+    return refused
+
+
+def write_citations(path: Path, citations: list[tuple[str, str]]) -> list[PlacedReject]:
+    """citations.csv as RFC 4180 CSV (an id may hold a comma or a quote), one line per
+    citation; an id with a line break cannot be one line and is refused here."""
+    refused = []
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(EDGE_HEADER)
+        for index, (citing, cited) in enumerate(citations):
+            if any(mark in citing or mark in cited for mark in LINE_BREAKS):
+                refused.append(PlacedReject(CITATIONS_FILE, index,
+                                            RejectKind.MALFORMED_EDGE.value,
+                                            "an id holds a line break"))
+                handle.write("\n")
+            else:
+                writer.writerow((citing, cited))
     return refused
 
 
@@ -115,15 +138,11 @@ def paper_line(paper: Any) -> str | tuple[RejectKind, str]:
         return RejectKind.HUGE_NUMBER, huge_number_reason()
 
 
-def read_rejects(path: Path) -> list[PlacedReject]:
+def placed_rejects(path: Path) -> list[PlacedReject]:
     if not path.exists():
         return []
-    rejects = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        reject = json.loads(line)
-        rejects.append(PlacedReject(reject["file"], request_index(reject["file"], reject["line"]),
-                                    reject["kind"], reject["reason"]))
-    return rejects
+    return [PlacedReject(reject.file, request_index(reject.file, reject.line),
+                         reject.kind.value, reject.reason) for reject in read_rejects(path)]
 
 
 def request_index(file: str, line: int) -> int:

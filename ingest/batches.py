@@ -80,6 +80,7 @@ class ValidatedCorpus:
             previous_offset = offset
             if isinstance(item, Reject):
                 self.reject(item, replay)
+                self.papers.refuse(item)  # also on replay: the registry is rebuilt
             elif item is not None:
                 refused = self.papers.admit(item, file, line)
                 if refused is not None:

@@ -156,9 +156,9 @@ def paper_csv_line(paper: Paper) -> str:
 
 
 def csv_field(value: Any) -> str:
-    """Quoted text (so an empty abstract stays an empty string), a bare integer, or
-    nothing at all for an unknown value (no property, as in the incremental load)."""
-    if value is None or value == []:
+    """Quoted text, a bare integer, or nothing at all for an unknown or empty value (no
+    property, as `Paper.graph_properties` gives the incremental load)."""
+    if value is None or value == "" or value == []:
         return ""
     if isinstance(value, int):
         return str(value)

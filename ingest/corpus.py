@@ -5,14 +5,18 @@ gigabytes) is one reject with its line number and the next line is read as usual
 check single rows only; `crase.ingest.registry` checks rows against each other.
 
 - normalized: a folder with `papers.jsonl` (one Paper object per line, see `records.Paper`)
-  and `citations.csv` (header `citing_id,cited_id`).
+  and `citations.csv` (header `citing_id,cited_id`), read by `read_citations`, the one
+  reader of edge lines for every path (the bulk import's column reader takes only files
+  in which there is nothing for it to interpret, see `crase.ingest.edge_table`).
 - arxiv: the public arXiv metadata snapshot (JSON lines with `id`, `title`, `abstract`,
   `authors`, `authors_parsed`, `categories`, `versions`, `update_date`, `doi`,
   `journal-ref`), plus a separate edge list in the `citations.csv` format.
 """
 
+import csv
 import email.utils
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -85,16 +89,31 @@ def check_input_file(path: Path, role: str) -> None:
                           "a file")
 
 
+class HugeLine(NamedTuple):
+    """A line too long to read: its start, its size in bytes and the limit it broke."""
+
+    head: bytes
+    size: int
+    limit: int
+
+
 class Line(NamedTuple):
     number: int  # 1-based
     end: int  # byte offset just after this line
-    data: bytes | None  # without the line break; None when the line was too long to read
+    data: bytes | HugeLine  # without the line break
 
 
-def read_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, int, bytes | None]]:
+HEAD_BYTES = 4096  # how much of a huge line is kept, to name its id
+# The id near the start of a huge papers.jsonl line, if it is there: a string (escapes
+# allowed) or an integer, up to the longest id allowed. Linear: no nested repetition.
+ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\\n]|\\.){1,1000})"|(-?\d{1,1000})\b)')
+
+
+def read_lines(handle: BinaryIO,
+               max_bytes: int) -> Iterator[tuple[int, int, bytes | HugeLine]]:
     """Lines of a binary file as `Line` fields (plain tuples: this loop runs per line of
     multi-GB files). A line over `max_bytes` is skipped in chunks, never held in memory,
-    and comes back with `data=None`."""
+    and comes back as a `HugeLine`."""
     number, offset = 0, 0
     readline = handle.readline
     while True:
@@ -104,25 +123,50 @@ def read_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, int, byt
         number += 1
         offset += len(chunk)
         if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
-            offset += skip_rest_of_line(handle)
-            yield number, offset, None
+            skipped, size = skip_rest_of_line(handle)
+            offset += skipped
+            yield number, offset, HugeLine(chunk[:HEAD_BYTES], len(chunk) + size, max_bytes)
             continue
         yield number, offset, chunk.rstrip(b"\r\n")
 
 
-def skip_rest_of_line(handle: BinaryIO) -> int:
+def skip_rest_of_line(handle: BinaryIO) -> tuple[int, int]:
+    """Read past the rest of a line: the bytes read, and those before the line break."""
     skipped = 0
     while True:
         chunk = handle.readline(READ_BUFFER)
         skipped += len(chunk)
         if not chunk or chunk.endswith(b"\n"):
-            return skipped
+            return skipped, skipped - len(chunk) + len(chunk.rstrip(b"\r\n"))
+
+
+def huge_row_reject(line: HugeLine, file: str, number: int) -> Reject:
+    """A huge row, with its size and (where its start shows it) the paper id."""
+    paper_id = id_in_head(line.head)
+    named = f"; paper id {paper_id!r}" if paper_id is not None else ""
+    return Reject(file, number, RejectKind.HUGE_ROW,
+                  f"line of {line.size:,} bytes, over the limit of {line.limit:,} "
+                  f"(CRASE_INGEST__MAX_LINE_BYTES){named}",
+                  line.head[:SHOWN_CHARS].decode("utf-8", errors="replace"), paper_id=paper_id)
+
+
+def id_in_head(head: bytes) -> str | None:
+    match = ID_IN_HEAD.search(head)
+    if match is None:
+        return None
+    if match.group(2) is not None:
+        return match.group(2).decode("ascii")
+    try:
+        text = json.loads(b'"' + match.group(1) + b'"')
+    except ValueError:  # a broken escape, or bytes that are not UTF-8
+        return None
+    return str(text).strip() or None
 
 
 def decode_line(line: Line, file: str) -> str | Reject:
     """The text of a line, or the reject that says why there is none."""
-    if line.data is None:
-        return Reject(file, line.number, RejectKind.HUGE_ROW, "line is longer than the limit")
+    if isinstance(line.data, HugeLine):
+        return huge_row_reject(line.data, file, line.number)
     try:
         text = line.data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -176,7 +220,18 @@ def parse_paper_line(line: Line, file: str, mapper: RecordMapper | None,
     if isinstance(result, Paper):
         return result
     kind, reason = result
-    return Reject(file, line.number, kind, reason, text[:SHOWN_CHARS])
+    return Reject(file, line.number, kind, reason, text[:SHOWN_CHARS],
+                  paper_id=refused_id(data))
+
+
+def refused_id(data: Any) -> str | None:
+    """The id of a refused row as an edge would name it, if it has a usable one."""
+    value = data.get("id") if isinstance(data, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() < 64:
+        return str(value)
+    if isinstance(value, str) and 0 < len(value.strip()) <= MAX_ID_CHARS:
+        return value.strip()
+    return None
 
 
 def parse_json(text: str, file: str, number: int) -> Any:
@@ -275,39 +330,53 @@ def read_citations(path: Path, max_line_bytes: int = 1_000_000,
                    ) -> Iterator[tuple[int, int, EdgeRow | Reject | None]]:
     """Edges and rejects in file order (see `read_papers` for the tuple).
 
-    Accepts `citing_id,cited_id` CSV (the header may also name the columns the other way
-    round), and whitespace-separated pairs with `#` comments (the SNAP edge-list style).
-    Edge files run to tens of millions of lines, so the plain `a,b` line takes a short
-    path; anything else goes through `parse_edge`."""
+    Accepts `citing_id,cited_id` CSV (RFC 4180: a quoted id may hold a comma or a doubled
+    quote; the header may also name the columns the other way round), and
+    whitespace-separated pairs with `#` comments (the SNAP edge-list style). One rule for
+    whitespace, the papers' own: `str.strip` at both ends of an id (the non-breaking and
+    the other Unicode spaces too). Edge files run to tens of millions of lines, so a line
+    with nothing to interpret (`a,b`) takes a short path; anything else `edge_fields`."""
     file = path.name
     with open_corpus_file(path) as handle:
         swap = False
         number = 0
         for number, end, data in read_lines(handle, max_line_bytes):
-            text = decode_line(Line(number, end, data), file) if number == 1 or data is None \
-                else decode_fast(data, number, file)
+            text = decode_line(Line(number, end, data), file) \
+                if number == 1 or isinstance(data, HugeLine) else decode_fast(data, number, file)
             if isinstance(text, Reject):
                 yield number, end, text
                 continue
-            fields = text.split(",")
-            if len(fields) == 2 and not swap and '"' not in text and " " not in text \
-                    and "\t" not in text and number > 1 and len(text) <= MAX_ID_CHARS:
-                citing, cited = fields
-                if citing and cited and citing != cited:
-                    yield number, end, EdgeRow(number, citing, cited)
-                    continue
+            plain = plain_edge(text) if number > 1 else None
+            if plain is not None:
+                citing, cited = plain
+                yield number, end, EdgeRow(number, cited, citing) if swap \
+                    else EdgeRow(number, citing, cited)
+                continue
             stripped = text.strip()
             if not stripped or stripped.startswith("#"):
                 yield number, end, None
                 continue
-            fields = split_edge_line(stripped)
-            if number == 1 and is_header(fields):
-                swap = fields[0].strip('"') == EDGE_HEADER[1]
+            fields = edge_fields(stripped)
+            if number == 1 and isinstance(fields, list) and is_header(fields):
+                swap = fields[0] == EDGE_HEADER[1]
                 yield number, end, None
                 continue
             yield number, end, parse_edge(fields, number, file, swap, stripped)
         if number == 0:
             yield 0, 0, empty_file_reject(path)
+
+
+def plain_edge(text: str) -> tuple[str, str] | None:
+    """The two ids of a line with nothing to interpret (no quote, no whitespace at an id's
+    ends, no comment) that passes every row check; else None."""
+    fields = text.split(",")
+    if len(fields) != 2 or '"' in text or len(text) > MAX_ID_CHARS or text[0] == "#":
+        return None
+    citing, cited = fields
+    if not citing or not cited or citing == cited or citing.strip() != citing \
+            or cited.strip() != cited:
+        return None
+    return citing, cited
 
 
 def decode_fast(data: bytes, number: int, file: str) -> str | Reject:
@@ -317,18 +386,28 @@ def decode_fast(data: bytes, number: int, file: str) -> str | Reject:
         return decode_line(Line(number, 0, data), file)
 
 
-def split_edge_line(text: str) -> list[str]:
-    if "," in text:
-        return [field.strip().strip('"').strip() for field in text.split(",")]
-    return text.split()
+def edge_fields(text: str) -> list[str] | str:
+    """The ids on a line (CSV if it has a comma, else split at whitespace), each stripped;
+    or why the line is no CSV record."""
+    if "," not in text:
+        return text.split()
+    try:
+        # skipinitialspace: a quote after "a, " still opens a quoted id; not strict, so
+        # `"a" ,b` is a and b, as the whitespace rule says.
+        fields = next(csv.reader((text,), skipinitialspace=True))
+    except csv.Error as err:
+        return f"not a CSV record: {err}"
+    return [field.strip() for field in fields]
 
 
 def is_header(fields: list[str]) -> bool:
-    return sorted(field.strip('"') for field in fields) == sorted(EDGE_HEADER)
+    return sorted(fields) == sorted(EDGE_HEADER)
 
 
-def parse_edge(fields: list[str], number: int, file: str, swap: bool,
+def parse_edge(fields: list[str] | str, number: int, file: str, swap: bool,
                text: str) -> EdgeRow | Reject:
+    if isinstance(fields, str):
+        return Reject(file, number, RejectKind.MALFORMED_EDGE, fields, text[:SHOWN_CHARS])
     if len(fields) != 2:
         return Reject(file, number, RejectKind.MALFORMED_EDGE,
                       f"expected 2 fields, found {len(fields)}", text[:SHOWN_CHARS])

@@ -6,10 +6,14 @@ done on whole columns: empty id, too long an id, self-citation, unknown paper, d
 (first one kept). The result, accepted edges and rejects with line numbers, is the same as
 `ValidatedCorpus.edge_batches` gives; the tests compare the two.
 
-Anything unusual (no header, blank or comment lines, a wrong field count, bad UTF-8,
-quoted line breaks) makes Arrow refuse the file, and the caller uses the line reader,
-which reports each such line precisely. Nothing is logged or counted until the whole
-file has passed, so the fallback starts clean.
+It only takes a file in which there is nothing to interpret: printable ASCII ids, one
+comma, no quote, no whitespace at all (a carriage return only before a line feed). There
+Arrow's CSV and the line reader's (`crase.ingest.corpus.read_citations`, Python's csv
+module) cannot differ; a file with quotes, spaces, tabs or any non-ASCII byte goes to the
+line reader, the one reader of everything else. So does anything unusual that Arrow
+refuses (no header, blank or comment lines, a wrong field count): the line reader
+reports each such line precisely. Nothing is logged or counted until the whole file has
+passed, so the fallback starts clean.
 """
 
 import mmap
@@ -24,13 +28,21 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 
-from crase.ingest.corpus import EDGE_HEADER, SHOWN_CHARS, is_header, split_edge_line
+from crase.ingest.corpus import EDGE_HEADER, SHOWN_CHARS, edge_fields, is_header
 from crase.ingest.records import MAX_ID_CHARS, Reject, RejectKind, long_id_reason
 from crase.ingest.registry import INDEX_BITS, EdgeSet, PaperRegistry
 
 BLOCK_BYTES = 1 << 24
 # Layouts the line reader handles and Arrow would read differently (or refuse slowly).
-IRREGULAR = (b"\n\n", b"\r\n\r\n", b"\n#", b"\n \n", b"\n\t")
+IRREGULAR = (b"\n\n", b"\r\n\r\n", b"\n#")
+# Bytes that leave something to interpret: whitespace and control characters (Python's
+# strip removes some of them), the quote, and every non-ASCII byte (the non-breaking and
+# the other Unicode spaces among them). The line break and a carriage return are counted
+# apart.
+NOT_PLAIN = np.ones(256, dtype=bool)
+NOT_PLAIN[0x21:0x7F] = False
+NOT_PLAIN[[ord("\n"), ord("\r")]] = False
+NOT_PLAIN[ord('"')] = True
 
 
 @dataclass
@@ -43,24 +55,32 @@ def header_of(path: Path) -> bool | None:
     """None unless the first line is the header; else whether the columns are swapped."""
     with path.open("rb") as handle:
         first = handle.readline(1000).decode("utf-8", errors="replace").lstrip("\ufeff")
-    fields = split_edge_line(first.strip())
-    if not is_header(fields):
+    fields = edge_fields(first.strip())
+    if isinstance(fields, str) or not is_header(fields):
         return None
-    return fields[0].strip('"') == EDGE_HEADER[1]
+    return fields[0] == EDGE_HEADER[1]
 
 
 def count_regular_lines(path: Path) -> int | None:
-    """The number of lines, or None if the layout needs the line reader."""
+    """The number of lines, or None if the file needs the line reader: an irregular
+    layout, or something to interpret (see NOT_PLAIN)."""
     if path.stat().st_size == 0:
         return None
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as m:
         if any(m.find(pattern) != -1 for pattern in IRREGULAR):
             return None
-        lines, start = 0, 0
+        lines, returns, crlf, start = 0, 0, 0, 0
         while start < len(m):
-            lines += m[start:start + BLOCK_BYTES].count(b"\n")
+            # Blocks overlap by one byte, so a CR LF across a border is seen whole.
+            block = m[start:start + BLOCK_BYTES + 1]
+            body = block[:BLOCK_BYTES]
+            if NOT_PLAIN[np.frombuffer(body, dtype=np.uint8)].any():
+                return None
+            lines += body.count(b"\n")
+            returns += body.count(b"\r")
+            crlf += block.count(b"\r\n")
             start += BLOCK_BYTES
-        return lines
+        return lines if returns == crlf else None
 
 
 def write_checked_edges(path: Path, papers: PaperRegistry, out: BinaryIO,
@@ -88,9 +108,10 @@ def write_checked_edges(path: Path, papers: PaperRegistry, out: BinaryIO,
         writer = pacsv.CSVWriter(out, pa.schema([("a", pa.string()), ("b", pa.string())]),
                                  write_options=pacsv.WriteOptions(include_header=False))
         for batch in reader:
+            # No trimming: a plain file has no whitespace (count_regular_lines).
             citing, cited = (batch["b"], batch["a"]) if swap else (batch["a"], batch["b"])
-            citing, cited = pc.utf8_trim_whitespace(citing), pc.utf8_trim_whitespace(cited)
-            keep = check_block(citing, cited, ids, edges, rows_seen, path.name, result)
+            keep = check_block(citing, cited, ids, papers, edges, rows_seen, path.name,
+                               result)
             writer.write_batch(pa.record_batch([citing.filter(keep), cited.filter(keep)],
                                                names=["a", "b"]))
             result.accepted += int(np.count_nonzero(keep))
@@ -104,8 +125,9 @@ def write_checked_edges(path: Path, papers: PaperRegistry, out: BinaryIO,
     return result
 
 
-def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, edges: EdgeSet,
-                first_row: int, file: str, result: EdgeTable) -> NDArray[np.bool_]:
+def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, papers: PaperRegistry,
+                edges: EdgeSet, first_row: int, file: str,
+                result: EdgeTable) -> NDArray[np.bool_]:
     """The keep-mask of one block; its rejects are added to `result`."""
     empty = (pc.equal(pc.utf8_length(citing), 0).to_numpy(zero_copy_only=False)
              | pc.equal(pc.utf8_length(cited), 0).to_numpy(zero_copy_only=False))
@@ -131,12 +153,12 @@ def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, edges: EdgeSet
         for row in np.nonzero(mask)[0].tolist():
             result.rejects.append(edge_reject(file, int(lines[row]), kind,
                                               citing[row].as_py(), cited[row].as_py(),
-                                              bool(citing_index[row] < 0)))
+                                              bool(citing_index[row] < 0), papers))
     return valid & ~duplicate
 
 
 def edge_reject(file: str, line: int, kind: RejectKind, citing: str, cited: str,
-                citing_unknown: bool) -> Reject:
+                citing_unknown: bool, papers: PaperRegistry) -> Reject:
     text = f"{citing},{cited}"
     if kind == RejectKind.MALFORMED_EDGE:
         return Reject(file, line, kind, "an id is empty", text)
@@ -147,6 +169,5 @@ def edge_reject(file: str, line: int, kind: RejectKind, citing: str, cited: str,
         return Reject(file, line, kind, f"paper {citing} cites itself", text)
     if kind == RejectKind.UNKNOWN_PAPER:
         absent = citing if citing_unknown else cited
-        return Reject(file, line, kind,
-                      f"paper {absent} is neither in the corpus nor in the graph", text)
+        return Reject(file, line, kind, papers.unknown_reason(absent), text)
     return Reject(file, line, kind, f"{citing} -> {cited} was given before", text)

@@ -2,10 +2,12 @@
 
 Idempotent (MERGE by paper id; MERGE of the edge between two matched papers) and
 resumable (a checkpoint after every committed batch, see `crase.ingest.checkpoint`).
-Loading unchanged input into the same database a second time is skipped outright.
+Loading unchanged input into the same database a second time is skipped, once its own
+papers and edges are found in the graph.
 """
 
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -114,7 +116,8 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
     previous = None if restart else Checkpoint.read(checkpoint_path)
     report = LoadReport(files.name, target, "loaded", rejects_path, checkpoint_path,
                         notes_path_for(rejects_path), graph_before=before)
-    if previous is not None and is_unchanged(previous, fingerprint, target, before):
+    if previous is not None and is_unchanged(previous, fingerprint, target) \
+            and corpus_in_graph(graph, files, settings, previous):
         return finished_report(report, previous, before)
     if previous is not None and can_resume(previous, fingerprint, target, before):
         checkpoint = previous
@@ -233,13 +236,33 @@ def write_corpus(graph: Graph, corpus: ValidatedCorpus, progress: Progress,
         report.citations_seconds = time.monotonic() - started
 
 
-def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str,
-                 now: dict[str, int]) -> bool:
-    # A graph with fewer papers or edges than the finished load left was emptied or
-    # replaced since: load again. So is one loaded under older validation rules.
+def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str) -> bool:
+    # Input loaded under older validation rules is loaded again under the new ones.
     return (previous.completed and previous.fingerprint == fingerprint
-            and previous.target == target and same_rules(previous)
-            and all(now.get(k, 0) >= v for k, v in previous.graph_after.items()))
+            and previous.target == target and same_rules(previous))
+
+
+def corpus_in_graph(graph: Graph, files: CorpusFiles, settings: Settings,
+                    previous: Checkpoint) -> bool:
+    """Whether every paper and edge the finished load accepted is in the graph now. The
+    totals cannot tell: a bigger corpus imported since holds more papers and none of
+    these. The input is checked again (into a throwaway rejects file) and its rows
+    looked up; that costs a read of the input, much less than loading it again."""
+    with tempfile.TemporaryDirectory(prefix="crase-check-") as folder:
+        rejects = RejectLog(Path(folder) / "rejects.jsonl")
+        try:
+            corpus = ValidatedCorpus(files, rejects, settings.ingest, LOOKUP_CHUNK,
+                                     resolve=lambda ids: find_existing_ids(graph, ids))
+            papers = sum(len(find_existing_ids(graph, {paper.id for paper in batch.rows}))
+                         for batch in corpus.paper_batches())
+            if papers < previous.counts.get("papers_accepted", 0):
+                return False
+            edges = sum(int(graph.read("count_present_citations",
+                                       rows=edge_rows(batch.rows))[0]["present"])
+                        for batch in corpus.edge_batches() if batch.rows)
+        finally:
+            rejects.close()
+    return edges >= previous.counts.get("citations_accepted", 0)
 
 
 def can_resume(previous: Checkpoint, fingerprint: dict[str, Any], target: str,

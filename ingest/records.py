@@ -5,12 +5,15 @@ never silently dropped and never stops the load. The checks that need only the r
 live here; the ones that need the rows seen before (duplicate ids, duplicate edges,
 edges to unknown papers) live in `crase.ingest.registry`.
 
-Some rows are repaired rather than refused: author lists lose linking "and"s, empty names
-and stray commas (`repair_authors`); the Paper keeps what was done in `repairs`, which the
-loader writes to its notes file.
+Some rows are repaired rather than refused, since one bad field must not cost a paper and
+its citations: author lists lose linking "and"s, empty names, stray commas and entries that
+are no name (`repair_authors`); a year that is no plausible year is left out; text loses
+whitespace at its ends. The Paper keeps what was done in `repairs`, which the loader writes
+to its notes file. A null value is an absent one.
 """
 
 import datetime
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -20,6 +23,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     PrivateAttr,
     ValidationError,
     ValidationInfo,
@@ -42,12 +46,11 @@ class RejectKind(StrEnum):
     HUGE_NUMBER = "huge_number"
     NOT_AN_OBJECT = "not_an_object"
     MISSING_ID = "missing_id"
+    BAD_ID = "bad_id"
     MISSING_TITLE = "missing_title"
-    BAD_YEAR = "bad_year"
     HUGE_FIELD = "huge_field"
     ID_TOO_LONG = "id_too_long"
     INVALID_FIELD = "invalid_field"
-    BAD_AUTHOR = "bad_author"
     DUPLICATE_PAPER = "duplicate_paper"
     CONFLICTING_PAPER = "conflicting_paper"
     MALFORMED_EDGE = "malformed_edge"
@@ -63,6 +66,9 @@ class Reject:
     kind: RejectKind
     reason: str
     text: str = ""  # the start of the offending line, for a human to find it
+    # The id of a refused paper row, where it could be read: edges to it say it was
+    # refused. Not written to the rejects file (the reason and text show it).
+    paper_id: str | None = field(default=None, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "kind": self.kind.value,
@@ -88,13 +94,20 @@ DEFAULT_LIMITS = Limits()
 # 1,000 characters is at most 4,000 bytes in any script, and far above any real identifier.
 MAX_ID_CHARS = 1_000
 ID_FIELDS = ("id", "arxiv_id", "doi", "s2_id")
-MAX_YEAR_DIGITS = 6  # a longer digit string is no year; int() of 4,300+ digits even raises
+MAX_YEAR_CHARS = 20  # a longer text is no year ("1999.0" and spaces fit); int() of 4,300+
+# digits even raises
 TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "intro", "date",
                "journal_ref")
 LIST_FIELDS = ("authors", "categories")
-# Bumped when a rule changes what a valid row holds (v2: author names repaired), so a
-# finished load of unchanged input is loaded again under the new rules.
-VALIDATION_VERSION = 2
+# Bumped when a rule changes what a valid row holds (v2: author names repaired; v3: junk
+# names and years dropped, empty text left out), so a finished load of unchanged input is
+# loaded again under the new rules.
+VALIDATION_VERSION = 3
+# The kinds of the notes file: what validation repaired in a row it kept.
+REPAIRED_AUTHORS = "repaired_authors"
+DROPPED_YEAR = "dropped_year"
+TRIMMED_TEXT = "trimmed_text"
+Repairs = dict[str, list[str]]  # note kind -> one line per repair
 
 
 class Paper(BaseModel):
@@ -115,12 +128,30 @@ class Paper(BaseModel):
     categories: list[str] = Field(default_factory=list)
     date: str | None = None
     journal_ref: str | None = None
-    # How validation repaired the row (author names), one line per repair; not a property.
-    _repairs: list[str] = PrivateAttr(default_factory=list)
+    # How validation repaired the row, by note kind; not a property.
+    _repairs: Repairs = PrivateAttr(default_factory=dict)
 
     @property
-    def repairs(self) -> list[str]:
+    def repairs(self) -> Repairs:
         return self._repairs
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def repair_row(cls, data: Any, handler: ModelWrapValidatorHandler["Paper"],
+                   info: ValidationInfo) -> "Paper":
+        """Repair the raw row before the field checks, and keep what was done: the repairs
+        need the values as given (a year 801, an author 10), which the checks refuse."""
+        if not isinstance(data, dict):
+            return handler(data)
+        limits: Limits = (info.context or {}).get("limits", DEFAULT_LIMITS)
+        repairs: Repairs = {}
+        cleaned = {key: value for key, value in data.items() if value is not None}
+        trim_text_fields(cleaned, repairs)
+        check_year(cleaned, limits, repairs)
+        repair_author_entries(cleaned, repairs)
+        paper = handler(cleaned)
+        paper._repairs = repairs
+        return paper
 
     @field_validator("id", mode="before")
     @classmethod
@@ -134,30 +165,11 @@ class Paper(BaseModel):
                     "id_too_long", "id is a number of more than {limit} digits",
                     {"limit": MAX_ID_CHARS})
             return str(value)
-        return value
-
-    @field_validator("abstract", mode="before")
-    @classmethod
-    def accept_null_abstract(cls, value: Any) -> Any:
-        return "" if value is None else value
-
-    @field_validator("year", mode="before")
-    @classmethod
-    def check_year(cls, value: Any, info: ValidationInfo) -> int | None:
-        if value is None:
-            return None
-        limits: Limits = (info.context or {}).get("limits", DEFAULT_LIMITS)
-        if isinstance(value, str) and value.strip().isdigit():
-            digits = value.strip()
-            if len(digits) > MAX_YEAR_DIGITS:  # no year; int() of 4,300+ digits even raises
-                raise outside_years(digits, limits)
-            value = int(digits)
-        if isinstance(value, bool) or not isinstance(value, int):
-            # Templates fill in `{name}` only (no `!r`), so the value goes in already quoted.
-            raise PydanticCustomError("bad_year", "year {year} is not an integer",
-                                      {"year": shown_value(value)})
-        if not limits.min_year <= value <= limits.max_year:
-            raise outside_years(value, limits)
+        if not isinstance(value, str):
+            # A fraction or a list has no one text the edges could name: refuse, not guess.
+            raise PydanticCustomError(
+                "bad_id", "id {id} is a {kind}; an id is a string or an integer",
+                {"id": shown_value(value), "kind": json_kind(value)})
         return value
 
     @field_validator("doi")
@@ -171,16 +183,6 @@ class Paper(BaseModel):
     def split_categories(cls, value: Any) -> Any:
         # arXiv writes categories as one space-separated string.
         return value.split() if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def repair_author_list(self) -> "Paper":
-        repaired = repair_authors(self.authors)
-        if repaired.problem is not None:
-            raise PydanticCustomError("bad_author", "authors: {problem}",
-                                      {"problem": repaired.problem})
-        if repaired.notes:
-            self.authors, self._repairs = repaired.names, repaired.notes
-        return self
 
     @model_validator(mode="after")
     def check_sizes(self, info: ValidationInfo) -> "Paper":
@@ -219,11 +221,79 @@ class Paper(BaseModel):
                     {"field": name, "size": size, "limit": limits.max_field_chars})
 
     def graph_properties(self) -> dict[str, Any]:
-        """Properties to SET on the node: unknown (None) and empty lists are left out, so a
-        partial record (e.g. from Semantic Scholar) never erases what the graph knows."""
+        """Properties to SET on the node: unknown (None), empty text and empty lists are left
+        out, so a partial record (a corpus without abstracts, Semantic Scholar) never
+        erases what the graph knows."""
         # Read from __dict__: model_dump is several times slower, and this runs per row.
         return {name: value for name, value in self.__dict__.items()
-                if name != "id" and value is not None and value != []}
+                if name != "id" and value is not None and value != "" and value != []}
+
+
+# Repairs of the raw row -----------------------------------------------------------------------
+def trim_text_fields(data: dict[str, Any], repairs: Repairs) -> None:
+    """Whitespace at the ends of a text is dropped (as everywhere: `str.strip`, which knows
+    the non-breaking and the other Unicode spaces); a text that had any is noted."""
+    for name in TEXT_FIELDS:
+        value = data.get(name)
+        if isinstance(value, str) and (trimmed := value.strip()) != value:
+            data[name] = trimmed
+            if trimmed:  # a blank text is no text: left out, nothing of it lost
+                repairs.setdefault(TRIMMED_TEXT, []).append(
+                    f"{name}: whitespace removed from the ends")
+
+
+def check_year(data: dict[str, Any], limits: Limits, repairs: Repairs) -> None:
+    """The year as an int, or (no plausible year: 801, "", "19x5") left out and noted."""
+    if "year" not in data:
+        return
+    value = data["year"]
+    year = read_year(value)
+    if year is not None and limits.min_year <= year <= limits.max_year:
+        data["year"] = year
+        return
+    del data["year"]
+    why = "is no year" if year is None else f"is outside {limits.min_year}..{limits.max_year}"
+    repairs.setdefault(DROPPED_YEAR, []).append(f"year {shown_value(value)} {why}; left out")
+
+
+def read_year(value: Any) -> int | None:
+    """The whole number a year was written as (1999, "1999", 1999.0, "1999.0"), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value.bit_length() <= 64 else None  # str() of a huge one raises
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if not isinstance(value, str) or len(value) > MAX_YEAR_CHARS:
+        return None
+    whole, point, fraction = value.strip().partition(".")
+    if not (whole.isascii() and whole.isdigit()) or fraction.strip("0") or (point and not fraction):
+        return None
+    return int(whole)
+
+
+def repair_author_entries(data: dict[str, Any], repairs: Repairs) -> None:
+    """Authors repaired by `repair_authors`; an entry that is not text (10, null) is no
+    name and is dropped like one."""
+    raw = data.get("authors")
+    if not isinstance(raw, list):
+        return  # absent, or not a list at all: the field check says so
+    notes = [f"{shown_value(entry)} dropped: not a name" for entry in raw
+             if not isinstance(entry, str)]
+    repaired = repair_authors([entry for entry in raw if isinstance(entry, str)])
+    notes += repaired.notes
+    if notes:
+        data["authors"] = repaired.names
+        repairs.setdefault(REPAIRED_AUTHORS, []).extend(notes)
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number with a fraction" if isinstance(value, float) else "number"
+    return {dict: "object", list: "list", str: "string"}.get(type(value), type(value).__name__)
 
 
 # Author names -------------------------------------------------------------------------------
@@ -240,13 +310,13 @@ NAME_SUFFIX = re.compile(r"^(?:Jr|Sr)\.?$|^(?:II|III|IV)$")
 class AuthorRepair:
     names: list[str]
     notes: list[str]  # what was repaired, one line each; empty when nothing was
-    problem: str | None = None  # why the list cannot be repaired (the row is refused)
 
 
 def repair_authors(raw: list[str]) -> AuthorRepair:
     """The author list with linking "and"s, empty names and stray commas removed, names
     joined by "and" split, and a suffix ("Jr.") put back on the name before it. A name
-    with no letter in it (`1994`, `***`) cannot be a name: that is the `problem`."""
+    with no letter in it (`1994`, `***`) cannot be a name and is dropped (hep-th 9302046
+    lists "10": one such entry must not cost the paper and its citations)."""
     names: list[str] = []
     notes: list[str] = []
     for original in raw:
@@ -255,9 +325,8 @@ def repair_authors(raw: list[str]) -> AuthorRepair:
             notes.append(describe_repair(original, pieces))
         for name in pieces:
             if not any(char.isalpha() for char in name):
-                return AuthorRepair(raw, [], f"{shown_value(original)} has no letter; give "
-                                             "the authors' names or leave the name out")
-            if NAME_SUFFIX.match(name) and names:
+                notes.append(f"{name!r} dropped: no letter in it")
+            elif NAME_SUFFIX.match(name) and names:
                 names[-1] = f"{names[-1]} {name}"
                 notes.append(f"{name!r} joined to the name before it: {names[-1]!r}")
             else:
@@ -283,12 +352,6 @@ def describe_repair(original: str, names: list[str]) -> str:
     if not names:
         return f"{original!r} dropped: no name in it"
     return f"{original!r} -> " + ", ".join(repr(name) for name in names)
-
-
-def outside_years(value: int | str, limits: Limits) -> PydanticCustomError:
-    return PydanticCustomError("bad_year", "year {year} is outside {low}..{high}",
-                               {"year": shown_value(value), "low": limits.min_year,
-                                "high": limits.max_year})
 
 
 def shown_value(value: Any) -> str:
@@ -347,12 +410,10 @@ def classify_error(err: ValidationError) -> tuple[RejectKind, str]:
     message = first["msg"]
     if first["type"] == "huge_field":
         return RejectKind.HUGE_FIELD, message
-    if first["type"] == "bad_year":
-        return RejectKind.BAD_YEAR, message
     if first["type"] == "id_too_long":
         return RejectKind.ID_TOO_LONG, message
-    if first["type"] == "bad_author":
-        return RejectKind.BAD_AUTHOR, message
+    if first["type"] == "bad_id":
+        return RejectKind.BAD_ID, message
     if field == "id":
         return RejectKind.MISSING_ID, f"id: {message}"
     if field == "title":

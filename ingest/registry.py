@@ -26,6 +26,7 @@ class PaperRegistry:
         self.index: dict[str, int] = {}
         self.fingerprints: list[int] = []  # -1 for a paper that exists outside the input
         self.lines: list[int] = []
+        self.refused: dict[str, Reject] = {}  # ids of refused rows: what an edge to one says
 
     def __len__(self) -> int:
         return len(self.index)
@@ -47,6 +48,19 @@ class PaperRegistry:
         return Reject(file, line, RejectKind.CONFLICTING_PAPER,
                       f"id {paper.id} was given on line {first_line} with different fields; "
                       "the first is kept", paper.title[:200])
+
+    def refuse(self, reject: Reject) -> None:
+        """Remember a refused row's id (the first refusal), so an edge to it says why."""
+        if reject.paper_id is not None:
+            self.refused.setdefault(reject.paper_id, reject)
+
+    def unknown_reason(self, paper_id: str) -> str:
+        """Why an edge end is no paper: refused in this corpus, or nowhere at all."""
+        refused = self.refused.get(paper_id)
+        if refused is None:
+            return f"paper {paper_id} is neither in the corpus nor in the graph"
+        return (f"paper {paper_id} was refused ({refused.file} line {refused.line}, "
+                f"{refused.kind.value}); see that reject")
 
     def add_external(self, paper_id: str) -> None:
         """An id that is not in the input but already in the graph."""
@@ -123,7 +137,7 @@ class CitationRegistry:
             if citing is None or cited is None:
                 absent = row.citing if citing is None else row.cited
                 rejects.append(Reject(file, row.line, RejectKind.UNKNOWN_PAPER,
-                                      f"paper {absent} is neither in the corpus nor in the graph",
+                                      self.papers.unknown_reason(absent),
                                       f"{row.citing},{row.cited}"))
                 continue
             known.append(row)

@@ -1,7 +1,11 @@
 """The rejects file: one JSON line per refused row (file, line, kind, reason, text), and
 the counts per kind that the load summary prints. Next to it, the notes file: one JSON
-line per row that was loaded after a repair (file, paper, kind, notes), e.g. author names
-freed of a linking "and".
+line per repair kind of a row that was loaded after a repair (file, paper, kind, notes),
+e.g. author names freed of a linking "and" (`repaired_authors`, with the names kept), a
+year 801 left out (`dropped_year`), a title trimmed (`trimmed_text`).
+
+Both are written with `ensure_ascii=False`, so a text may hold U+2028 or U+0085, which
+`str.splitlines` takes for line breaks: they are read back split at "\n" only.
 
 Both files are appended to and flushed at every checkpoint; a resumed load cuts them back
 to the sizes recorded in the checkpoint, so nothing before the interruption is written
@@ -14,9 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crase.errors import CorpusError
-from crase.ingest.records import Paper, Reject, RejectKind
-
-REPAIRED_AUTHORS = "repaired_authors"  # the note kind of a row whose authors were repaired
+from crase.ingest.records import REPAIRED_AUTHORS, Paper, Reject, RejectKind
 
 
 def open_log(path: Path, resume_at: int | None) -> TextIO:
@@ -73,10 +75,12 @@ class NoteLog:
         for paper in papers:
             if paper.repairs:
                 self.repaired += 1
-                self.handle.write(json.dumps(
-                    {"file": file, "paper": paper.id, "kind": REPAIRED_AUTHORS,
-                     "notes": paper.repairs, "authors": paper.authors},
-                    ensure_ascii=False) + "\n")
+            for kind, notes in paper.repairs.items():
+                note: dict[str, Any] = {"file": file, "paper": paper.id, "kind": kind,
+                                        "notes": notes}
+                if kind == REPAIRED_AUTHORS:
+                    note["authors"] = paper.authors
+                self.handle.write(json.dumps(note, ensure_ascii=False) + "\n")
 
     def flush(self) -> int:
         self.handle.flush()
@@ -90,14 +94,19 @@ def read_notes(path: Path) -> list[dict[str, Any]]:
     """The notes written to `path`: one dict per repaired row."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in json_lines(path)]
 
 
 def read_rejects(path: Path) -> list[Reject]:
     """The rejects written to `path` (for tests and for a later look)."""
     rejects = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in json_lines(path):
         data = json.loads(line)
         rejects.append(Reject(data["file"], data["line"], RejectKind(data["kind"]),
                               data["reason"], data.get("text", "")))
     return rejects
+
+
+def json_lines(path: Path) -> list[str]:
+    """The lines of a JSON-lines file, split at "\n" only (see the module's docstring)."""
+    return [line for line in path.read_text(encoding="utf-8").split("\n") if line]

@@ -152,7 +152,7 @@ def counts_line(label: str, counts: FileCounts, rate: float) -> str:
 
 def print_repairs(repaired: int, path: Path) -> None:
     if repaired:
-        print(f"  repaired   {repaired:,} author lists (each noted in {path})")
+        print(f"  repaired   {repaired:,} papers, kept (each repair noted in {path})")
 
 
 def print_rejects(rejects: dict[str, int], path: Path) -> None:

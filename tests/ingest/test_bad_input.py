@@ -32,8 +32,8 @@ def bad_corpus(folder: Path) -> Path:
         b'{"id": "p9", "title": \n',                                                # 3 malformed
         jsonl({"title": "No id here"}),                                             # 4 no id
         jsonl({"id": "p8", "abstract": "no title"}),                                # 5 no title
-        jsonl({"id": "p10", "title": "Year typo", "year": "19x5"}),                 # 6 bad year
-        jsonl({"id": "p11", "title": "From the future", "year": 3021}),             # 7 bad year
+        jsonl({"id": "p10", "title": "Year typo", "year": "19x5"}),     # 6 kept, year left out
+        jsonl({"id": "p11", "title": "From the future", "year": 3021}),  # 7 kept, year left out
         jsonl({"id": "p1", "title": "First, but different", "year": 2001}),         # 8 conflict
         jsonl({"id": "p2", "title": "Second", "abstract": "About two.", "year": 2002}),  # 9 repeat
         '{"id": "p12", "title": "Café"}\n'.encode("latin-1"),                       # 10 encoding
@@ -55,7 +55,7 @@ def bad_corpus(folder: Path) -> Path:
         b"p1\n",               # 7 malformed
         b"p3,p1\n",            # 8 good
         "p3,caf\xe9\n".encode("latin-1"),  # 9 encoding
-        b"p1,p10\n",           # 10 cites a rejected paper: unknown
+        b"p1,p8\n",            # 10 cites a rejected paper: unknown
         b"p3,42\n",            # 11 good
         b"p2,p1,p3\n",         # 12 malformed (three fields)
     ])
@@ -80,7 +80,7 @@ def test_every_bad_kind_is_counted_and_every_good_row_loaded(graph: Graph, setti
     files = locate_corpus(bad_corpus(tmp_path / "bad"))
     report = load_corpus(graph, files, settings, show_progress=False)
 
-    assert paper_ids(graph) == {"p1", "p2", "p3", "42"}
+    assert paper_ids(graph) == {"p1", "p2", "p3", "42", "p10", "p11"}
     assert edges(graph) == {("p1", "p2"), ("p2", "p3"), ("p3", "p1"), ("p3", "42")}
     with graph.driver.session(database=graph.database) as session:
         first = session.run("MATCH (p:Paper {id: 'p1'}) RETURN p.title AS t").single()
@@ -88,8 +88,7 @@ def test_every_bad_kind_is_counted_and_every_good_row_loaded(graph: Graph, setti
 
     expected = {
         ("papers.jsonl", 3, "malformed_json"), ("papers.jsonl", 4, "missing_id"),
-        ("papers.jsonl", 5, "missing_title"), ("papers.jsonl", 6, "bad_year"),
-        ("papers.jsonl", 7, "bad_year"), ("papers.jsonl", 8, "conflicting_paper"),
+        ("papers.jsonl", 5, "missing_title"), ("papers.jsonl", 8, "conflicting_paper"),
         ("papers.jsonl", 9, "duplicate_paper"), ("papers.jsonl", 10, "bad_encoding"),
         ("papers.jsonl", 11, "huge_field"), ("papers.jsonl", 12, "huge_row"),
         ("papers.jsonl", 13, "not_an_object"),
@@ -103,7 +102,9 @@ def test_every_bad_kind_is_counted_and_every_good_row_loaded(graph: Graph, setti
     assert len(written) == len(expected)
     assert all(r.reason for r in written)
     assert report.rejects == dict(Counter(kind for _, _, kind in expected))
-    assert (report.papers.accepted, report.papers.rejected) == (4, 11)
+    assert (report.papers.accepted, report.papers.rejected) == (6, 9)
+    assert "p8 was refused (papers.jsonl line 5, missing_title)" in {
+        r.line: r.reason for r in written if r.file == "citations.csv"}[10]
     assert (report.citations.accepted, report.citations.rejected) == (4, 7)
 
 

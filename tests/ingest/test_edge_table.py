@@ -31,14 +31,14 @@ def by_line_reader(corpus: ValidatedCorpus) -> tuple[list[tuple[str, str]], list
 
 @pytest.mark.parametrize("header", [b"citing_id,cited_id\n", b"cited_id,citing_id\n"])
 def test_both_paths_agree(tmp_path: Path, header: bytes) -> None:
-    body = (b"p1,p0\np2,p0\np1,p0\np3,p3\np4,nowhere\nghost,p1\n p5 , p2 \n\"p5\",\"p3\"\n"
+    body = (b"p1,p0\np2,p0\np1,p0\np3,p3\np4,nowhere\nghost,p1\np5,p2\r\np5,p3\n"
             b"p2,\np0,p1\np2,p0\n")
     corpus = corpus_with(tmp_path, header + body)
     out = io.BytesIO()
     fast = write_checked_edges(tmp_path / "citations.csv", corpus.papers, out)
     assert fast is not None
     fast_edges = [tuple(line.split(",")) for line in out.getvalue().decode().splitlines()]
-    fast_edges = [(a.strip('"'), b.strip('"')) for a, b in fast_edges]
+    fast_edges = [(a.strip('"'), b.strip('"')) for a, b in fast_edges]  # Arrow quotes all
     slow_edges, slow_rejects = by_line_reader(corpus)
     if header.startswith(b"cited"):
         slow_edges = [(b, a) for a, b in slow_edges]
@@ -55,6 +55,12 @@ def test_both_paths_agree(tmp_path: Path, header: bytes) -> None:
     b"citing_id,cited_id\np1,p0,p2\n",        # three fields
     b"citing_id,cited_id\np1,caf\xe9\n",      # not UTF-8
     b"",                                      # empty
+    # Something to interpret, which only the line reader (Python's csv) does:
+    b"citing_id,cited_id\n p1 , p0 \n",        # spaces
+    b'citing_id,cited_id\n"p1","p0"\n',        # quotes
+    b"citing_id,cited_id\np1\t,p0\n",          # a tab
+    "citing_id,cited_id\np1\u00a0,p0\n".encode(),  # a non-breaking space
+    b"citing_id,cited_id\np1,p0\rp2,p0\n",     # a carriage return that ends no line
 ])
 def test_irregular_files_go_to_the_line_reader(tmp_path: Path, citations: bytes) -> None:
     corpus = corpus_with(tmp_path, citations)

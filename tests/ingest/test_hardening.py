@@ -44,7 +44,7 @@ def hostile_papers() -> str:
         line({"id": "d", "title": "Long doi", "doi": "10." + "9" * 50_000}),  # 6 id too long
         line({"id": "a", "title": "Long arXiv id", "arxiv_id": "a" * 2_000}),  # 7 too long
         line({"id": "s", "title": "Long S2 id", "s2_id": "f" * 2_000}),       # 8 too long
-        line({"id": "t", "title": "Digit year", "year": "1" + "0" * 5_000}),  # 9 bad year
+        line({"id": "t", "title": "Digit year", "year": "1" + "0" * 5_000}),  # 9 year dropped
         line(GOOD[1]),                                                         # 10 good
         line({"id": "e" * MAX_ID_CHARS, "title": "Longest id allowed"}),      # 11 good
         line(GOOD[2]),                                                         # 12 good
@@ -73,7 +73,7 @@ EXPECTED_REJECTS = {
     ("papers.jsonl", 2, "too_deep"), ("papers.jsonl", 3, "huge_number"),
     ("papers.jsonl", 4, "huge_number"), ("papers.jsonl", 5, "id_too_long"),
     ("papers.jsonl", 6, "id_too_long"), ("papers.jsonl", 7, "id_too_long"),
-    ("papers.jsonl", 8, "id_too_long"), ("papers.jsonl", 9, "bad_year"),
+    ("papers.jsonl", 8, "id_too_long"),
     ("citations.csv", 3, "id_too_long"), ("citations.csv", 4, "id_too_long"),
 }
 
@@ -84,7 +84,7 @@ def test_hostile_rows_are_rejects_with_reasons(tmp_path: Path) -> None:
     path.write_text(hostile_papers())
     items = [item for _, _, item in read_papers(path)]
     assert [item.id for item in items if isinstance(item, Paper)] == [
-        "g1", "g2", "e" * MAX_ID_CHARS, "g3"]
+        "g1", "t", "g2", "e" * MAX_ID_CHARS, "g3"]
     rejects = [item for item in items if isinstance(item, Reject)]
     assert {("papers.jsonl", r.line, r.kind.value) for r in rejects} == {
         key for key in EXPECTED_REJECTS if key[0] == "papers.jsonl"}
@@ -95,19 +95,21 @@ def test_hostile_rows_are_rejects_with_reasons(tmp_path: Path) -> None:
     assert "nested deeper" in reasons[2] and "4,300 digits" in reasons[3]
     assert reasons[5].startswith("id has 20000 characters, more than the 1000")
     assert reasons[6].startswith("doi has 50003 characters")
-    assert "10000000" in reasons[9] and "5,001 characters" in reasons[9]
+    [kept] = [item for item in items if isinstance(item, Paper) and item.id == "t"]
+    [note] = kept.repairs["dropped_year"]
+    assert "10000000" in note and "5,001 characters" in note
 
 
 @pytest.mark.parametrize(("value", "shown"), [
-    ("19x5", "year '19x5' is not an integer"),
-    (["1999"], "year ['1999'] is not an integer"),
-    (10 ** 5_000, "year (a number of about 5,001 digits) is outside"),
+    ("19x5", "year '19x5' is no year; left out"),
+    (["1999"], "year ['1999'] is no year; left out"),
+    (10 ** 5_000, "year (a number of about 5,001 digits) is no year; left out"),
     (3021, "year 3021 is outside 1600.."),
 ], ids=["typo", "list", "huge-int", "future"])  # pytest's own ids would str() the huge int
-def test_bad_year_reasons_show_the_value(value: Any, shown: str) -> None:
-    result = validate_paper({"id": "p", "title": "T", "year": value})
-    assert isinstance(result, tuple) and result[0] == RejectKind.BAD_YEAR
-    assert result[1].startswith(shown), result[1]
+def test_dropped_year_notes_show_the_value(value: Any, shown: str) -> None:
+    paper = validate_paper({"id": "p", "title": "T", "year": value})
+    assert isinstance(paper, Paper) and paper.year is None
+    assert paper.repairs["dropped_year"][0].startswith(shown), paper.repairs
 
 
 def test_a_huge_integer_id_is_too_long_not_a_crash() -> None:
@@ -133,7 +135,7 @@ def test_the_bulk_edge_path_refuses_long_ids_as_the_line_reader_does(tmp_path: P
     def fresh_corpus(name: str) -> ValidatedCorpus:
         corpus = ValidatedCorpus(locate_corpus(tmp_path), RejectLog(tmp_path / name),
                                  IngestSettings(), batch_size=2)
-        assert sum(len(batch.rows) for batch in corpus.paper_batches()) == 4
+        assert sum(len(batch.rows) for batch in corpus.paper_batches()) == 5
         return corpus
 
     fast = write_checked_edges(tmp_path / "citations.csv", fresh_corpus("a.jsonl").papers,
@@ -157,7 +159,7 @@ def test_the_bulk_import_files_hold_no_row_that_breaks_an_index(tmp_path: Path) 
     report = ImportReport("hostile", tmp_path / "bulk.rejects.jsonl")
     write_import_files(locate_corpus(corpus), workdir, settings, report.rejects_path, report,
                        show=False)
-    assert (report.papers.accepted, report.citations.accepted) == (4, 3)
+    assert (report.papers.accepted, report.citations.accepted) == (5, 3)
     written = {(r.file, r.line, r.kind.value) for r in read_rejects(report.rejects_path)}
     assert written == EXPECTED_REJECTS
     longest = max(len(field) for text in (workdir / "papers.csv",
@@ -239,11 +241,11 @@ def test_a_hostile_batch_loads_every_good_row(graph: Graph, settings: Settings,
                                               tmp_path: Path) -> None:
     files = locate_corpus(hostile_corpus(tmp_path / "hostile"))
     report = load_corpus(graph, files, settings, batch_size=100, show_progress=False)
-    assert paper_ids(graph) == {"g1", "g2", "g3", "e" * MAX_ID_CHARS}
+    assert paper_ids(graph) == {"g1", "g2", "g3", "t", "e" * MAX_ID_CHARS}
     assert edge_count(graph) == 3
     written = read_rejects(report.rejects_path)
     assert {(r.file, r.line, r.kind.value) for r in written} == EXPECTED_REJECTS
-    assert (report.papers.accepted, report.papers.rejected) == (4, 8)
+    assert (report.papers.accepted, report.papers.rejected) == (5, 7)
     assert (report.citations.accepted, report.citations.rejected) == (3, 2)
     again = load_corpus(graph, files, settings, batch_size=100, restart=True,
                         show_progress=False)
@@ -355,7 +357,7 @@ def test_the_bulk_import_of_a_hostile_corpus_builds_every_index(
     assert "id_too_long" in capsys.readouterr().out
     bulk_graph = Graph.connect(second_server)
     try:
-        assert paper_ids(bulk_graph) == {"g1", "g2", "g3", "e" * MAX_ID_CHARS}
+        assert paper_ids(bulk_graph) == {"g1", "g2", "g3", "t", "e" * MAX_ID_CHARS}
         assert edge_count(bulk_graph) == 3
         with bulk_graph.driver.session() as session:
             states = {r["state"] for r in session.run("SHOW INDEXES YIELD state")}
