@@ -39,7 +39,7 @@ from litestar.types import Scope
 
 from crase.api import routes
 from crase.api.analyst import AnalystSlots
-from crase.api.auth import API_KEY_HEADER, BROWSER_PAGE, require_api_key
+from crase.api.auth import API_KEY_HEADER, BROWSER_PAGE, Sessions, require_api_key
 from crase.api.runs import DATABASE_DOWN, BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.errors import (
     AnalystQueriesBusy,
@@ -54,10 +54,12 @@ from crase.errors import (
     InvalidRequest,
     ModelError,
     PaperNotFound,
+    ParameterAboveServerCap,
     ProviderUnavailable,
     RunNotCancellable,
     RunNotFinished,
     RunNotFound,
+    RunQueueFull,
     SettingsError,
 )
 from crase.graph import Graph
@@ -70,6 +72,7 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     InvalidRequest: 422,
     CorpusError: 422,
     AnalystQueryInvalid: 400,
+    ParameterAboveServerCap: 400,
     ApiKeyRejected: 401,
     AnalystQueryRefused: 403,
     RunNotFound: 404,
@@ -77,6 +80,7 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     AnalystQueryTimeout: 408,
     RunNotCancellable: 409,
     RunNotFinished: 409,
+    RunQueueFull: 429,
     ModelError: 502,
     DatabaseUnavailable: 503,
     ProviderUnavailable: 503,
@@ -132,7 +136,7 @@ def crase_error_response(request: Request[Any, Any, Any], error: CraseError) -> 
         log.error("%s %s failed: %s: %s", request.method, request.url.path,
                   type(error).__name__, error, exc_info=None if listed else error)
     headers = ({"Retry-After": str(error.retry_after_s)}
-               if isinstance(error, AnalystQueriesBusy) else None)
+               if isinstance(error, AnalystQueriesBusy | RunQueueFull) else None)
     return Response({"status_code": status, "error": type(error).__name__,
                      "detail": client_reason(error, status)}, status_code=status,
                     headers=headers)
@@ -289,7 +293,8 @@ def create_app(settings: Settings, graph: Graph | None = None,
     registry = RunRegistry(graph, build_backends or (lambda: build_search_backends(settings)),
                            settings.api.search_workers, settings.api.runs_in_memory,
                            build_idea or (lambda: build_idea_backends(settings)),
-                           settings.api.run_deadline_s)
+                           settings.api.run_deadline_s, settings.api.max_queued_runs,
+                           settings.api.stale_run_after_s)
     public, protected_handlers = route_handlers()
     protected = Router(path="/", guards=[require_api_key], route_handlers=protected_handlers)
     return Litestar(
@@ -303,10 +308,10 @@ def create_app(settings: Settings, graph: Graph | None = None,
                             Exception: internal_error_response},
         before_request=require_json_body,
         after_exception=[log_failure],
-        state=State({"api_keys": keys}),
+        state=State({"api_keys": keys, "sessions": Sessions.open(settings)}),
         request_max_body_size=settings.api.max_body_bytes,
         openapi_config=openapi_config(),
-        # Runs a stopped server left 'running' are closed 'failed' (api/runs.py).
+        # Runs whose process is gone (no heartbeat) are closed 'failed' (api/runs.py).
         on_startup=[registry.close_stale_runs],
         on_shutdown=[shutdown_hook(registry, graph if owns_graph else None)],
     )

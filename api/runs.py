@@ -1,7 +1,8 @@
 """Background runs of the HTTP API: a queue of runs served by worker threads.
 
 The pipelines are synchronous, so each run (a search or an idea run) goes to a worker
-thread; `api.search_workers` of them run at once and the rest wait, queued. The registry
+thread; `api.search_workers` of them run at once and the rest wait, queued, up to
+`api.max_queued_runs` (one more is refused with RunQueueFull, a 429). The registry
 keeps each run's live state (status, the stage it is in, per-stage progress) in memory
 while the server lives; the pipeline itself records the run on its Run node (status,
 plan, counts, timings, results), so a finished run can still be read after a restart.
@@ -12,8 +13,9 @@ No accepted run may vanish or stay 'running' forever:
 - when the database goes away mid-run, the Run node cannot be closed (or, for a queued
   run, made): the tracked state is the record, written once the database answers again
   (at the next submission);
-- at start-up, Run nodes left 'running' or 'queued' by a server that stopped are closed
-  'failed' (`close_stale_runs`).
+- at start-up, Run nodes left 'running' or 'queued' by a process that is gone (no
+  heartbeat for `api.stale_run_after_s`; crase/run_lifecycle.py) are closed 'failed'
+  (`close_stale_runs`); the live runs of another server or of `crase search` are not.
 
 Each worker thread builds its own backends on its first run of a kind: a backend's usage
 counters then belong to one run at a time, so every run's recorded model usage is its
@@ -38,6 +40,7 @@ from crase.errors import (
     DatabaseUnavailable,
     RunCancelled,
     RunNotCancellable,
+    RunQueueFull,
     SettingsError,
 )
 from crase.graph import Graph
@@ -45,7 +48,13 @@ from crase.idea.pipeline import STAGES as IDEA_STAGES
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
-from crase.run_lifecycle import now_iso, record_cancelled_before_start, to_json
+from crase.run_lifecycle import (
+    HEARTBEAT_S,
+    now_iso,
+    process_owner,
+    record_cancelled_before_start,
+    to_json,
+)
 from crase.search.pipeline import STAGES as SEARCH_STAGES
 from crase.search.pipeline import partial_reason, run_search
 from crase.search.request import SearchRequest
@@ -58,8 +67,12 @@ WITH_RESULTS: frozenset[str] = frozenset({"done", "partial"})
 # Each pipeline's own list of its stages, in order: what a queued run shows as pending.
 STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
 DATABASE_DOWN = "the database is not reachable; start it with `crase db start`"
-STALE_RUN = "the server stopped while the run was in flight; run it again"
+STALE_RUN = ("the process running it stopped while the run was in flight (no heartbeat); "
+             "run it again")
 MAX_ERROR_CHARS = 1000
+# What a client refused for a full queue is told to wait: about one warm search's time
+# with every worker busy (docs/speed.md), after which a place has usually come free.
+QUEUE_RETRY_AFTER_S = 10
 
 log = logging.getLogger(__name__)
 
@@ -157,12 +170,15 @@ Work = Callable[[], tuple[RunStatus, str | None]]  # a pipeline run: its status 
 class RunRegistry:
     def __init__(self, graph: Graph, build_backends: BackendsFactory, workers: int,
                  keep: int = 1000, build_idea_backends: IdeaBackendsFactory | None = None,
-                 run_deadline_s: float | None = None) -> None:
+                 run_deadline_s: float | None = None, max_queued: int | None = None,
+                 stale_after_s: float = 10 * HEARTBEAT_S) -> None:
         self.graph = graph
         self.build_backends = build_backends
         self.build_idea_backends = build_idea_backends
         self.keep = keep
         self.run_deadline_s = run_deadline_s
+        self.max_queued = max_queued  # runs waiting for a worker at most; None: no bound
+        self.stale_after_s = stale_after_s  # a Run not marked alive this long has no owner
         # Finished runs whose Run node may not say so (the database was away), recorded by
         # the next submission that finds the database up.
         self.unrecorded: dict[str, TrackedRun] = {}
@@ -192,11 +208,24 @@ class RunRegistry:
         require_database(self.graph)
         self._write_missed_records()
         with self.lock:
+            self._check_room()
             self.runs[run.id] = run
             self._forget_old_runs()
         run.future = self.executor.submit(work)
         run.future.add_done_callback(lambda future: self._note_crash(run, future))
         return run
+
+    def _check_room(self) -> None:
+        """RunQueueFull when as many runs wait for a worker as the queue holds (under the
+        lock, so that a burst cannot slip past the bound between count and add)."""
+        if self.max_queued is None:
+            return
+        waiting = sum(1 for run in self.runs.values() if run.status == "queued")
+        if waiting >= self.max_queued:
+            raise RunQueueFull(
+                f"{waiting} runs already wait for a worker, as many as this server queues "
+                f"(api.max_queued_runs = {self.max_queued}); try again in "
+                f"{QUEUE_RETRY_AFTER_S} s", retry_after_s=QUEUE_RETRY_AFTER_S)
 
     def get(self, run_id: str) -> TrackedRun | None:
         with self.lock:
@@ -217,14 +246,15 @@ class RunRegistry:
         return run
 
     def close_stale_runs(self) -> None:
-        """The start-up hook: every Run node left 'running' or 'queued' that this server
-        does not run was in flight when a server stopped; it is closed 'failed'. With the
-        database away it is tried again at the next submission."""
+        """The start-up hook: a Run node left 'running' or 'queued' whose owner has not
+        marked it alive for `stale_after_s` was in flight when its process stopped; it is
+        closed 'failed'. With the database away it is tried again at the next submission."""
         with self.lock:
             keep = list(self.runs)
         try:
             require_database(self.graph)
-            closed = self.graph.write("close_stale_runs", keep=keep, error=STALE_RUN,
+            closed = self.graph.write("close_stale_runs", keep=keep, owner=process_owner(),
+                                      stale_after_s=self.stale_after_s, error=STALE_RUN,
                                       finished=now_iso())
         except DatabaseError as err:
             log.warning("runs left open by an earlier server are not closed yet: %s",
@@ -232,8 +262,9 @@ class RunRegistry:
             return
         self.stale_closed = True
         if closed:
-            log.warning("closed %d runs an earlier server left in flight: %s", len(closed),
-                        ", ".join(row["id"] for row in closed))
+            log.warning("closed %d runs whose process is gone: %s", len(closed),
+                        ", ".join(f"{row['id']} ({row['owner'] or 'no owner'})"
+                                  for row in closed))
 
     def _write_missed_records(self) -> None:
         """With the database back, what it missed while away: the Runs an earlier server

@@ -102,6 +102,10 @@ class InvalidRequest(CraseError):
     """A request is well-formed JSON but asks for something that cannot be done."""
 
 
+class ParameterAboveServerCap(InvalidRequest):
+    """A request asked for more than the server allows (a budget past the operator's own)."""
+
+
 class RankingFailed(CraseError):
     """The expert ranking step produced no valid ranking; the failure is on record."""
 
@@ -177,6 +181,15 @@ class AnalystQueryUnanswered(AnalystQueryTimeout):
 class AnalystQueriesBusy(CraseError):
     """Every analyst slot (`api.analyst_max_in_flight`) holds a query the database has not
     finished; `retry_after_s` says when to try again."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class RunQueueFull(CraseError):
+    """As many runs wait for a worker as `api.max_queued_runs` allows; `retry_after_s` says
+    when to try again."""
 
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)

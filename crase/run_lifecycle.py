@@ -17,9 +17,19 @@ Waits inside a stage are stoppable too: while the block runs, `current_stop_chec
 a long wait (a model call: crase.models.chat.ModelRunner) the run's own check to ask every
 fraction of a second, so a cancel or a passed deadline ends the wait, not only the stage.
 A run past its deadline raises RunDeadlineExceeded and is closed 'failed'.
+
+While the block runs, the Run names its owner (this process, `process_owner()`) and a
+heartbeat the process refreshes every HEARTBEAT_S from a thread of its own. A server
+starting up closes only the Runs whose heartbeat is older than `api.stale_run_after_s`
+(their owner is gone), never a live run of another server or of `crase search`.
 """
 
 import json
+import logging
+import os
+import secrets
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,10 +38,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from crase.errors import RunCancelled, RunDeadlineExceeded
+from crase.errors import DatabaseError, RunCancelled, RunDeadlineExceeded
 from crase.graph import Graph
 
 LINK_BATCH = 5000
+# How often a process marks its open Runs alive; api.stale_run_after_s is a few of these.
+HEARTBEAT_S = 30.0
+
+log = logging.getLogger(__name__)
+_OWNERS: dict[int, str] = {}
 
 
 def now_iso() -> str:
@@ -40,6 +55,15 @@ def now_iso() -> str:
 
 def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def process_owner() -> str:
+    """The owner id this process writes on the Runs it opens: host and pid, and a random
+    part, since a pid comes back after a restart. Per pid, so a forked child has its own."""
+    pid = os.getpid()
+    if pid not in _OWNERS:
+        _OWNERS[pid] = f"{socket.gethostname()}:{pid}:{secrets.token_hex(4)}"
+    return _OWNERS[pid]
 
 
 # What the printed query opens by default: the papers a run returned and the seeds it
@@ -194,10 +218,14 @@ class RunRecorder:
         self.closing_links: list[tuple[str, dict[str, Any]]] = []
 
     def open(self, kind: str, query: str, params: dict[str, Any],
-             backends: dict[str, str]) -> None:
-        self.graph.write("create_run", id=self.run_id, kind=kind, query=query,
-                         params=to_json(params), started=now_iso(), backends=to_json(backends),
-                         properties=plain_properties(params))
+             backends: dict[str, str], owner: str | None = None) -> None:
+        """The Run node, 'running'; with an owner, marked alive in the same transaction
+        (a Run without one is closed by the next server that starts)."""
+        create = {"id": self.run_id, "kind": kind, "query": query, "params": to_json(params),
+                  "started": now_iso(), "backends": to_json(backends),
+                  "properties": plain_properties(params)}
+        alive = [("mark_run_alive", {"id": self.run_id, "owner": owner})] if owner else []
+        self.graph.write_all([("create_run", create), *alive])
 
     def link(self, query: str, rows: list[dict[str, Any]], batch: int = LINK_BATCH) -> None:
         """Rows to a link query (`$run_id`, `$rows`), in batches of `batch`."""
@@ -220,6 +248,34 @@ class RunRecorder:
                   "usage": to_json(usage), "error": error, "finished": now_iso()}
         links, self.closing_links = self.closing_links, []
         self.graph.write_all([*links, ("finish_run", finish)])
+
+
+class RunHeartbeat:
+    """Marks one open Run alive every `interval_s` until stopped, from a daemon thread, so
+    that a long stage (a model call of minutes) does not make the run look abandoned."""
+
+    def __init__(self, graph: Graph, run_id: str, owner: str, interval_s: float) -> None:
+        self.graph, self.run_id, self.owner = graph, run_id, owner
+        self.interval_s = interval_s
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat_until_stopped, daemon=True,
+                                       name=f"crase-heartbeat-{run_id}")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _beat_until_stopped(self) -> None:
+        while not self.stopped.wait(self.interval_s):
+            try:
+                self.graph.write("mark_run_alive", id=self.run_id, owner=self.owner)
+            except DatabaseError as err:
+                # The database is away: the run finds out at its next query; the next
+                # beat tries again.
+                log.warning("run %s: heartbeat not written: %s", self.run_id, err)
 
 
 @dataclass
@@ -249,9 +305,13 @@ class RunLifecycle:
     @contextmanager
     def open(cls, graph: Graph, run_id: str, kind: str, query: str, params: dict[str, Any],
              backends: dict[str, str], stages: Sequence[str],
-             observer: RunObserver = SILENT) -> Iterator["RunLifecycle"]:
+             observer: RunObserver = SILENT,
+             heartbeat_s: float = HEARTBEAT_S) -> Iterator["RunLifecycle"]:
         recorder = RunRecorder(graph, run_id)
-        recorder.open(kind, query, params, backends)
+        owner = process_owner()
+        recorder.open(kind, query, params, backends, owner)
+        heartbeat = RunHeartbeat(graph, run_id, owner, heartbeat_s)
+        heartbeat.start()
         run = cls(recorder, StageClock(stages, observer))
         try:
             with stoppable_waits(observer):
@@ -261,6 +321,7 @@ class RunLifecycle:
             run.error = f"{type(err).__name__}: {err}"
             raise
         finally:
+            heartbeat.stop()
             recorder.close(run.status, run.plan, run.counts, run.timings, run.usage(),
                            run.error)
 

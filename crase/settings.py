@@ -8,10 +8,12 @@ on their own. The jars stay where `make jars` put them (`var/neo4j` of the check
 path is derived from where the source files are installed.
 """
 
+from copy import copy
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -436,6 +438,21 @@ class Settings(BaseSettings):
     models: ModelSettings = Field(default_factory=ModelSettings)
     providers: ProviderSettings = Field(default_factory=ProviderSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    max_queued_runs: int = Field(
+        100, ge=0, le=100_000,
+        description="Runs (searches and idea runs) that may wait for a worker at once; one "
+        "more is answered 429 with Retry-After (0: a run needs a free worker)"
+    )
+    stale_run_after_s: float = Field(
+        300.0, ge=60, le=86_400, allow_inf_nan=False,
+        description="At start-up a Run left 'running' or 'queued' whose process has not "
+        "beaten its heartbeat (every 30 s, crase/run_lifecycle.py) for this long is closed "
+        "'failed': its owner is gone (60 s to a day)"
+    )
+    session_max_age_s: float = Field(
+        43_200.0, gt=0, le=2_592_000, allow_inf_nan=False,
+        description="How long a web login lasts (default a working day, at most 30 days)"
+    )
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
@@ -452,3 +469,40 @@ class Settings(BaseSettings):
         if "cache_dir" not in self.models.model_fields_set:
             self.models.cache_dir = self.var_dir / "model-cache"
         return self
+
+
+def setting(model: type[BaseModel], name: str) -> Any:
+    """A field of a settings model (type bounds, default, description), to declare again
+    in a RequestParams model, so that the settings stay the one source of a parameter."""
+    return copy(model.model_fields[name])
+
+
+class RequestParams(BaseModel):
+    """What one HTTP request may set of a settings model: the fields a subclass declares
+    with `setting(...)`, nothing else. Provider addresses and switches, size caps and
+    timeouts are the operator's; a request naming one is told so, and where it is set."""
+
+    model_config = ConfigDict(extra="forbid")
+    settings_model: ClassVar[type[BaseModel]]
+    settings_prefix: ClassVar[str]  # of the environment variables, e.g. CRASE_IDEA__
+
+    @classmethod
+    def operator_settings(cls) -> dict[str, str]:
+        """Each setting a request may not give, with the variable the operator sets it by."""
+        kept = {name: f"{cls.settings_prefix}{name.upper()}"
+                for name in cls.settings_model.model_fields if name not in cls.model_fields}
+        return kept | {name: f"CRASE_PROVIDERS__{name.upper()}"
+                       for name in ProviderSettings.model_fields}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_operator_settings(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        kept = cls.operator_settings()
+        named = [f"{name} is this server's own setting ({kept[name]}), not a request's"
+                 for name in data if name in kept]
+        if named:
+            raise PydanticCustomError("operator_setting", "{problems}",
+                                      {"problems": "; ".join(named)})
+        return data

@@ -1,10 +1,11 @@
 """POST /ideas: idea to prior work in the background; GET /ideas/{id}/audit: its audit.
 
 The run itself is read like any other at GET /runs/{id} (status, per-stage progress, the
-five papers with the reason for each). Two request fields of the command line are left
-to the server on purpose: local PDF folders (a path on the server) and whether external
-providers are used (outbound traffic; `idea.use_providers`). A run is accepted only while
-the database answers (else 503), so no accepted run is lost.
+five papers with the reason for each). A request sets budgets and gates only (`IdeaParams`,
+each budget at most the server's own); the rest is the operator's: local PDF folders (a path
+on the server), whether external providers are used, where PDFs are fetched from, and how
+large or slow a download may be. A run is accepted only while the database answers (else
+503), so no accepted run is lost.
 """
 
 from typing import Any
@@ -18,14 +19,8 @@ from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
-from crase.idea.request import IdeaMode, IdeaRequest
+from crase.idea.request import IdeaMode, IdeaParams, IdeaRequest, merge_idea_params
 from crase.settings import IdeaSettings, Settings
-
-
-class IdeaParams(IdeaSettings):
-    """Budgets and gates; only the fields given replace the server's defaults."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class IdeaBody(BaseModel):
@@ -37,8 +32,9 @@ class IdeaBody(BaseModel):
     year_max: int | None = Field(None, ge=1600, le=2200, description="Latest eligible year")
     exclude: list[str] = Field(default_factory=list, max_length=10_000,
                                description="Paper ids left out with their edges")
-    params: IdeaParams | None = Field(None, description="Budgets and gates (within the "
-                                                        "published limits)")
+    params: IdeaParams | None = Field(None, description="Budgets (at most the server's own) "
+                                                        "and gates (within the published "
+                                                        "limits)")
 
 
 class IdeaAccepted(BaseModel):
@@ -49,9 +45,8 @@ class IdeaAccepted(BaseModel):
 
 
 def build_idea_request(body: IdeaBody, defaults: IdeaSettings) -> IdeaRequest:
-    given = body.params.model_dump(exclude_unset=True) if body.params else {}
     try:
-        params = IdeaSettings.model_validate({**defaults.model_dump(), **given})
+        params = merge_idea_params(body.params, defaults)
         return IdeaRequest(idea=body.idea, mode=body.mode, year_min=body.year_min,
                            year_max=body.year_max, exclude=body.exclude, params=params)
     except ValidationError as err:

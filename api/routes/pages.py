@@ -7,6 +7,7 @@ need the session cookie that the login page sets (api/auth.py); a browser withou
 sent to the login page, and every form post must carry the session's form token.
 """
 
+import math
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -21,6 +22,7 @@ from crase.api.auth import (
     BROWSER_PAGE,
     FORM_TOKEN_FIELD,
     SESSION_COOKIE,
+    Sessions,
     check_form_token,
     key_is_accepted,
 )
@@ -56,8 +58,6 @@ from crase.settings import Settings
 
 FormData = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
 RUNS_PER_PAGE = 20
-# A login lasts a working day; a key removed from the configuration ends it at once.
-SESSION_MAX_AGE_S = 12 * 3600
 
 
 def login_redirect(request: Request[Any, Any, Any], _: LoginRequired) -> Response[Any]:
@@ -111,15 +111,20 @@ class LoginController(UiController):
             return render_page(request, "login.html", status_code=401, next_page=next_page,
                                problem="that key is not one of this server's API keys; "
                                        "copy it from var/api-key or ask the operator")
+        # The cookie holds a signed session token, never the key (api/auth.py).
+        sessions: Sessions = request.app.state.sessions
         response: Response[Any] = Redirect(next_page, status_code=303)
-        response.set_cookie(SESSION_COOKIE, key, max_age=SESSION_MAX_AGE_S, path="/",
-                            httponly=True, secure=True, samesite="strict")
+        response.set_cookie(SESSION_COOKIE, sessions.start(key),
+                            max_age=math.ceil(sessions.max_age_s), path="/", httponly=True,
+                            secure=True, samesite="strict")
         return response
 
     @post("/logout", sync_to_thread=False, status_code=303)
     def log_out(self, request: Request[Any, Any, Any], data: FormData) -> Response[Any]:
         # Logging out needs the form token too, so another site cannot end a session.
-        check_form_token(request, data.get(FORM_TOKEN_FIELD))
+        session = check_form_token(request, data.get(FORM_TOKEN_FIELD))
+        sessions: Sessions = request.app.state.sessions
+        sessions.end(session)  # the old cookie is refused from now on, wherever it is kept
         response: Response[Any] = Redirect("/ui/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
@@ -131,10 +136,12 @@ class PageController(UiController):
     @get("/", sync_to_thread=False)
     def search_page(self, request: Request[Any, Any, Any],
                     settings: NamedDependency[Settings],
-                    query: Annotated[str | None, QueryParameter(max_length=4000)] = None,
+                    question: Annotated[str | None, QueryParameter(
+                        name="query", max_length=4000)] = None,
                     ) -> Response[str]:
         # A run page's author and venue links open the form with the name as the question.
-        return forms_page(request, settings, search_form={"query": query} if query else None)
+        return forms_page(request, settings,
+                          search_form={"query": question} if question else None)
 
     @post("/searches", sync_to_thread=True, status_code=303)
     def start_search(self, request: Request[Any, Any, Any], data: FormData,

@@ -1,9 +1,12 @@
 """POST /searches: start an evidence-graph search; it runs in the background.
 `params.source` ("local" or "semantic-scholar") says where seeds and neighbourhood come
-from; a semantic-scholar search needs the server's providers enabled.
+from; a semantic-scholar search needs the server's providers enabled. A request sets run
+parameters only (`SearchParams`): provider addresses, keys and switches are the operator's.
 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
+
+from typing import ClassVar, Literal
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
@@ -14,13 +17,38 @@ from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.search.request import SearchRequest
 from crase.search.text_ranking import has_searchable_word
-from crase.settings import SearchSettings, Settings
+from crase.settings import RequestParams, SearchSettings, Settings, setting
 
 
-class SearchParams(SearchSettings):
-    """Run parameters; only the fields given replace the server's defaults."""
+class SearchParams(RequestParams):
+    """Run parameters; only the fields given replace the server's defaults. Each is the
+    SearchSettings field of its name (types, bounds and descriptions are checked equal by
+    tests/api/test_searches.py)."""
 
-    model_config = ConfigDict(extra="forbid")
+    settings_model: ClassVar[type[BaseModel]] = SearchSettings
+    settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
+
+    query_seeds: int = setting(SearchSettings, "query_seeds")
+    sub_queries: int = setting(SearchSettings, "sub_queries")
+    seeds_per_query: int = setting(SearchSettings, "seeds_per_query")
+    seed_pool: int = setting(SearchSettings, "seed_pool")
+    seed_rule: Literal["relevance", "relevance-and-recency"] = setting(SearchSettings, "seed_rule")
+    seed_weights: Literal["relevance", "uniform"] = setting(SearchSettings, "seed_weights")
+    sub_query_weight: float = setting(SearchSettings, "sub_query_weight")
+    hops: Literal["1", "1.5", "2"] = setting(SearchSettings, "hops")
+    # Switched on per request only where the operator has the providers on (checked below).
+    source: Literal["local", "semantic-scholar"] = setting(SearchSettings, "source")
+    theta: float = setting(SearchSettings, "theta")
+    tau: float = setting(SearchSettings, "tau")
+    beta: float = setting(SearchSettings, "beta")
+    alpha: float = setting(SearchSettings, "alpha")
+    k: int = setting(SearchSettings, "k")
+    ranker: Literal["ppr", "salsa"] = setting(SearchSettings, "ranker")
+    orientation: Literal["references", "citing", "both"] = setting(SearchSettings, "orientation")
+    weighting: Literal["coverage", "uniform"] = setting(SearchSettings, "weighting")
+    fill: Literal["none", "text"] = setting(SearchSettings, "fill")
+    max_iterations: int = setting(SearchSettings, "max_iterations")
+    tolerance: float = setting(SearchSettings, "tolerance")
 
 
 class SearchBody(BaseModel):

@@ -6,7 +6,11 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from crase.api.app import create_app
+from crase.api.runs import STALE_RUN
 from crase.graph import Graph
+from crase.settings import Settings
+from tests.api.conftest import API_KEY
 
 pytestmark = pytest.mark.integration
 
@@ -108,3 +112,41 @@ def test_openapi_types_the_items_of_results_and_pages(client: TestClient) -> Non
     page = resolve(schema, paper["properties"]["cited_by_page"])
     linked = resolve(schema, page["properties"]["papers"]["items"])
     assert set(linked["properties"]) == {"id", "title", "year", "links"}
+
+
+def leave_run_open(graph: Graph, run_id: str, owner: str | None, beat_age_s: int | None,
+                   started_age_s: int = 0) -> None:
+    """A Run 'running' as another process left it: its owner and how long ago it last beat
+    (None: a Run with no heartbeat at all, as servers before heartbeats wrote them)."""
+    beat = "" if beat_age_s is None else \
+        ", r.heartbeat = datetime() - duration({seconds: $beat_age})"
+    with graph.driver.session(database=graph.database) as session:
+        session.run(
+            "CREATE (r:Run {id: $id, kind: 'search', query: 'q', params: '{}', "
+            "backends: '{}', status: 'running', "
+            "started: datetime() - duration({seconds: $started_age})}) "
+            "SET r.owner = $owner" + beat,
+            id=run_id, owner=owner, beat_age=beat_age_s, started_age=started_age_s).consume()
+
+
+def run_statuses(graph: Graph) -> dict[str, tuple[str, str | None]]:
+    with graph.driver.session(database=graph.database) as session:
+        return {row["id"]: (row["status"], row["error"]) for row in session.run(
+            "MATCH (r:Run) RETURN r.id AS id, r.status AS status, r.error AS error")}
+
+
+def test_start_up_closes_only_the_runs_whose_owner_is_gone(api_settings: Settings,
+                                                           graph: Graph) -> None:
+    leave_run_open(graph, "alive-1", "server-a", beat_age_s=5)
+    leave_run_open(graph, "alive-2", "server-a", beat_age_s=0)
+    leave_run_open(graph, "gone-1", "server-b", beat_age_s=3600)
+    leave_run_open(graph, "no-beat", None, beat_age_s=None, started_age_s=7200)
+    with TestClient(create_app(api_settings, graph=graph)) as fresh:
+        fresh.headers["X-API-Key"] = API_KEY
+        statuses = run_statuses(graph)
+        assert statuses["alive-1"] == ("running", None), "a live server's run was closed"
+        assert statuses["alive-2"] == ("running", None)
+        assert statuses["gone-1"] == ("failed", STALE_RUN)
+        assert statuses["no-beat"] == ("failed", STALE_RUN)
+        assert fresh.get("/runs/alive-1").json()["status"] == "running"
+    assert 5 < api_settings.api.stale_run_after_s < 3600  # the bound the test relies on

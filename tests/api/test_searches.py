@@ -5,16 +5,24 @@ offline backends on the fixture corpus."""
 import csv
 import io
 import json
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+from pydantic import BaseModel
 
 from crase.api.app import create_app
+from crase.api.routes.searches import SearchParams
 from crase.api.runs import SEARCH_STAGES
 from crase.graph import Graph
-from crase.settings import Settings
-from tests.api.conftest import API_KEY, start_search, wait_for_run
+from crase.idea.request import IdeaParams
+from crase.search.roles.from_settings import build_search_backends
+from crase.search.roles.protocols import SearchBackends
+from crase.settings import IdeaSettings, SearchSettings, Settings
+from tests.api.conftest import API_KEY, api_settings_for, start_search, wait_for_run
 from tests.api.corpus import ORPHAN, QUERY
 
 pytestmark = pytest.mark.integration
@@ -205,3 +213,72 @@ def test_malformed_json_and_oversized_bodies(client: TestClient, api_settings: S
     too_big = client.post("/searches", content=huge.encode(),
                           headers={"Content-Type": "application/json"})
     assert too_big.status_code == 413
+
+
+def test_a_full_queue_answers_429_with_retry_after(settings: Settings, graph: Graph,
+                                                   corpus: dict[str, Any]) -> None:
+    """One worker held busy, one run waiting: the next is refused until there is room."""
+    bounded = api_settings_for(settings, search_workers=1, max_queued_runs=1)
+    release = threading.Event()
+
+    def held_backends() -> SearchBackends:
+        release.wait(120)
+        return build_search_backends(bounded)
+
+    with TestClient(create_app(bounded, graph=graph, build_backends=held_backends)) as held:
+        held.headers["X-API-Key"] = API_KEY
+        try:
+            first = start_search(held)
+            wait_until(lambda: held.get(f"/runs/{first}").json()["status"] == "running")
+            second = start_search(held)
+            refused = held.post("/searches", json={"query": QUERY})
+            assert refused.status_code == 429, refused.text
+            assert int(refused.headers["retry-after"]) >= 1
+            assert refused.json()["error"] == "RunQueueFull"
+            assert "max_queued_runs" in refused.json()["detail"]
+        finally:
+            release.set()
+        wait_for_run(held, first)
+        wait_for_run(held, second)
+        wait_for_run(held, start_search(held))  # room again
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("params", [
+    {"semantic_scholar_url": "http://127.0.0.1:9/graph/v1"}, {"arxiv_url": "http://127.0.0.1:9"},
+    {"enabled": True}, {"use_providers": True}, {"arxiv_pdf_url": "http://127.0.0.1:9/pdf"},
+])
+def test_a_search_request_names_no_provider_address_or_switch(
+        client: TestClient, params: dict[str, Any]) -> None:
+    response = client.post("/searches", json={"query": QUERY, "params": params})
+    assert response.status_code == 400, response.text
+    assert next(iter(params)) in response.json()["detail"]
+
+
+def test_a_semantic_scholar_search_needs_the_servers_providers(client: TestClient) -> None:
+    response = client.post("/searches", json={"query": QUERY,
+                                              "params": {"source": "semantic-scholar"}})
+    assert response.status_code == 422, response.text
+    assert "providers are off" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(("request_model", "settings_model"), [
+    (SearchParams, SearchSettings), (IdeaParams, IdeaSettings)])
+def test_request_params_are_the_settings_own_fields(request_model: type[BaseModel],
+                                                   settings_model: type[BaseModel]) -> None:
+    for name, field in request_model.model_fields.items():
+        own = settings_model.model_fields[name]
+        assert (field.annotation, field.metadata, field.default, field.description) == (
+            own.annotation, own.metadata, own.default, own.description), name
+
+
+def test_every_search_setting_is_decided_for_requests() -> None:
+    """A new search setting is either a run parameter a request may set, or the operator's
+    (then it belongs in another settings model)."""
+    assert set(SearchParams.model_fields) == set(SearchSettings.model_fields)

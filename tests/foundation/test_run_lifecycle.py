@@ -1,12 +1,13 @@
 """The one run lifecycle both pipelines use: every way out of a run closes its Run node."""
 
+import time
 from typing import Any
 
 import pytest
 
 from crase.errors import RunCancelled
 from crase.graph import Graph
-from crase.run_lifecycle import Callbacks, RunLifecycle, StageClock
+from crase.run_lifecycle import Callbacks, RunLifecycle, StageClock, process_owner
 
 STAGES = ("first", "second")
 
@@ -71,3 +72,33 @@ def test_the_clock_stops_before_a_cancellable_stage_when_asked() -> None:
     with clock.stage("second", cancellable=False):  # recording after a cancel still runs
         pass
     assert "second" in clock.timings
+
+
+def heartbeat_of(graph: Graph, run_id: str) -> tuple[str | None, Any]:
+    with graph.driver.session(database=graph.database) as session:
+        row = session.run("MATCH (r:Run {id: $id}) RETURN r.owner AS owner, "
+                          "r.heartbeat AS heartbeat", id=run_id).single()
+    assert row is not None
+    return row["owner"], row["heartbeat"]
+
+
+@pytest.mark.integration
+def test_an_open_run_names_its_owner_and_beats_until_it_closes(graph: Graph) -> None:
+    with open_run(graph, "life-beat"):
+        owner, first = heartbeat_of(graph, "life-beat")
+        assert owner and first is not None, "an open run has no owner or heartbeat"
+        assert owner == process_owner()
+    assert heartbeat_of(graph, "life-beat")[1] == first  # short run: no second beat
+
+
+@pytest.mark.integration
+def test_the_heartbeat_is_refreshed_while_the_run_works(graph: Graph) -> None:
+    with RunLifecycle.open(graph, "life-long", "search", "a query", {}, {}, STAGES,
+                           heartbeat_s=0.2):
+        first = heartbeat_of(graph, "life-long")[1]
+        time.sleep(1.0)
+        later = heartbeat_of(graph, "life-long")[1]
+        assert later > first
+    closed = heartbeat_of(graph, "life-long")[1]
+    time.sleep(0.5)
+    assert heartbeat_of(graph, "life-long")[1] == closed  # a closed run beats no more

@@ -2,12 +2,16 @@
 need no internet. Over the app's test client; the browser tests are in test_browser.py."""
 
 import re
+import time
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from crase.api.app import create_app
 from crase.api.auth import FORM_TOKEN_FIELD, SESSION_COOKIE, form_token
+from crase.graph import Graph
+from crase.settings import Settings
 from tests.api.conftest import API_KEY, finished_run  # noqa: F401  (fixture)
 from tests.web.conftest import log_in
 
@@ -35,7 +39,7 @@ def test_a_wrong_key_is_refused_and_sets_no_cookie(page_client: TestClient) -> N
     assert page_client.get("/ui/", follow_redirects=False).status_code == 303
 
 
-def test_the_key_is_kept_in_a_secure_http_only_same_site_cookie(
+def test_the_session_is_kept_in_a_secure_http_only_same_site_cookie(
         page_client: TestClient) -> None:
     response = log_in(page_client)
     assert response.status_code == 303 and response.headers["location"] == "/ui/"
@@ -44,7 +48,8 @@ def test_the_key_is_kept_in_a_secure_http_only_same_site_cookie(
     assert "httponly" in cookie and "secure" in cookie and "samesite=strict" in cookie
     page = page_client.get("/ui/")
     assert page.status_code == 200 and "Evidence-graph search" in page.text
-    assert token_on(page.text) == form_token(API_KEY)
+    # The forms' token comes from the session, not from the key it was opened with.
+    assert token_on(page.text) != form_token(API_KEY)
     assert "default-src 'self'" in page.headers["content-security-policy"]
 
 
@@ -153,3 +158,81 @@ def test_a_finished_run_reads_the_same_on_a_fresh_server(
     bibtex = page_client.get(f"/ui/runs/{run_id}/export", params={"format": "bibtex"})
     assert bibtex.status_code == 200 and bibtex.text.count("@") == len(finished_run["results"])
     assert "attachment" in bibtex.headers["content-disposition"]
+
+
+def session_cookie(response: Any) -> str:
+    match = re.search(rf"{SESSION_COOKIE}=([^;]+)", response.headers["set-cookie"])
+    assert match, response.headers["set-cookie"]
+    return match.group(1).strip('"')
+
+
+def page_with(test_client: TestClient, cookie: str) -> Any:
+    """A page behind the login, asked for with exactly this session cookie, whatever the
+    client's jar holds."""
+    test_client.cookies.clear()
+    test_client.cookies.set(SESSION_COOKIE, cookie, domain="testserver.local")
+    return test_client.get("/ui/runs", follow_redirects=False)
+
+
+def test_the_cookie_holds_a_signed_session_not_the_key(page_client: TestClient) -> None:
+    cookie = session_cookie(log_in(page_client))
+    assert API_KEY not in cookie
+    assert page_with(page_client, cookie).status_code == 200
+
+
+def test_a_tampered_session_goes_to_the_login(page_client: TestClient) -> None:
+    cookie = session_cookie(log_in(page_client))
+    for forged in (cookie[:-1] + ("A" if cookie[-1] != "A" else "B"),
+                   cookie[:8] + ("x" if cookie[8] != "x" else "y") + cookie[9:],
+                   API_KEY, "", "."):
+        response = page_with(page_client, forged)
+        assert response.status_code == 303, forged
+        assert response.headers["location"].startswith("/ui/login")
+
+
+def test_an_expired_session_goes_to_the_login(api_settings: Settings, graph: Graph) -> None:
+    short = api_settings.model_copy(update={"api": api_settings.api.model_copy(
+        update={"session_max_age_s": 1.0})})
+    with TestClient(create_app(short, graph=graph),
+                    base_url="https://testserver.local") as test_client:
+        cookie = session_cookie(log_in(test_client))
+        assert page_with(test_client, cookie).status_code == 200
+        time.sleep(2.1)
+        response = page_with(test_client, cookie)
+        assert response.status_code == 303, "an expired session still opened the page"
+        assert response.headers["location"].startswith("/ui/login")
+
+
+def test_after_logout_the_old_cookie_no_longer_works(api_settings: Settings,
+                                                      page_client: TestClient,
+                                                      graph: Graph) -> None:
+    cookie = session_cookie(log_in(page_client))
+    token = token_on(page_with(page_client, cookie).text)
+    page_client.post("/ui/logout", data={FORM_TOKEN_FIELD: token}, follow_redirects=False)
+    response = page_with(page_client, cookie)
+    assert response.status_code == 303, "the cookie of a logged-out session still works"
+    # Nor on the next server that keeps its state in the same var_dir.
+    with TestClient(create_app(api_settings, graph=graph),
+                    base_url="https://testserver.local") as restarted:
+        assert page_with(restarted, cookie).status_code == 303
+
+
+def test_a_session_outlives_a_restart_and_not_its_key(api_settings: Settings,
+                                                      page_client: TestClient,
+                                                      graph: Graph) -> None:
+    cookie = session_cookie(log_in(page_client))
+    with TestClient(create_app(api_settings, graph=graph),
+                    base_url="https://testserver.local") as restarted:
+        assert page_with(restarted, cookie).status_code == 200
+    other_keys = api_settings.model_copy(update={"api": api_settings.api.model_copy(
+        update={"api_keys": ["another-key-entirely"]})})
+    with TestClient(create_app(other_keys, graph=graph),
+                    base_url="https://testserver.local") as rekeyed:
+        assert page_with(rekeyed, cookie).status_code == 303
+
+
+def test_the_session_secret_is_private(api_settings: Settings, page_client: TestClient
+                                       ) -> None:
+    log_in(page_client)
+    secret = api_settings.var_dir / "session-secret"
+    assert secret.exists() and secret.stat().st_mode & 0o777 == 0o600
