@@ -6,6 +6,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,24 +91,69 @@ def chromium_paths() -> tuple[str, str]:
     return browser, driver
 
 
+# Selenium runs its manager (a binary that looks for drivers and browsers on the internet
+# and sends usage statistics) whenever it is not given a driver. The tests always give it
+# the system's chromedriver; these settings keep the manager offline and quiet all the same.
+SELENIUM_MANAGER_OFF = {"SE_OFFLINE": "true", "SE_AVOID_STATS": "true"}
+# Chromium's own traffic: no component updates, no background requests, no first-run page.
+CHROMIUM_ARGUMENTS = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                      "--disable-gpu", f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+                      "--hide-scrollbars", "--disable-background-networking",
+                      "--disable-component-update", "--no-first-run")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def selenium_manager_off() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in SELENIUM_MANAGER_OFF.items():
+            patch.setenv(name, value)
+        yield
+
+
+@contextmanager
+def selenium_manager_refused() -> Iterator[None]:
+    """Within the block, a call of Selenium Manager fails the test instead of running it."""
+    from selenium.webdriver.common.selenium_manager import SeleniumManager
+
+    def refuse(self: Any, args: list[str]) -> dict[str, str]:
+        raise AssertionError(f"Selenium Manager was asked for a driver ({args}); give "
+                             "selenium the system chromedriver instead")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SeleniumManager, "binary_paths", refuse)
+        yield
+
+
+def chrome_service(driver_path: str) -> Any:
+    """The system chromedriver, named, so selenium never looks for one itself."""
+    from selenium.webdriver.chrome.service import Service
+
+    return Service(executable_path=driver_path)
+
+
+def chrome_options(binary: str, downloads: Path) -> Any:
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in CHROMIUM_ARGUMENTS:
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    return options
+
+
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Any]:
     """Headless Chromium at 1280x800 that saves downloads into tmp_path/downloads."""
     from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     binary, driver_path = chromium_paths()
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                     "--disable-gpu", f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
-                     "--hide-scrollbars"):
-        options.add_argument(argument)
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                              "download.prompt_for_download": False})
-    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    with selenium_manager_refused():
+        driver = webdriver.Chrome(service=chrome_service(driver_path),
+                                  options=chrome_options(binary, downloads))
     driver.set_window_size(*DESKTOP)
     driver.downloads = downloads
     try:
