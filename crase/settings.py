@@ -426,18 +426,6 @@ class ApiSettings(BaseModel):
         "started (time queued does not count) is stopped, its model calls too, and closed "
         "'failed' (at most a week)"
     )
-
-
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="CRASE_", env_nested_delimiter="__", env_file=".env", extra="ignore"
-    )
-
-    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
-    search: SearchSettings = Field(default_factory=SearchSettings)
-    models: ModelSettings = Field(default_factory=ModelSettings)
-    providers: ProviderSettings = Field(default_factory=ProviderSettings)
-    api: ApiSettings = Field(default_factory=ApiSettings)
     max_queued_runs: int = Field(
         100, ge=0, le=100_000,
         description="Runs (searches and idea runs) that may wait for a worker at once; one "
@@ -453,6 +441,18 @@ class Settings(BaseSettings):
         43_200.0, gt=0, le=2_592_000, allow_inf_nan=False,
         description="How long a web login lasts (default a working day, at most 30 days)"
     )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CRASE_", env_nested_delimiter="__", env_file=".env", extra="ignore"
+    )
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    providers: ProviderSettings = Field(default_factory=ProviderSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
