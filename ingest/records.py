@@ -291,9 +291,11 @@ def json_kind(value: Any) -> str:
     """What a JSON value is, in JSON's words."""
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
-        return "number with a fraction" if isinstance(value, float) else "number"
-    return {dict: "object", list: "list", str: "string"}.get(type(value), type(value).__name__)
+    if isinstance(value, float):
+        return "number with a fraction"
+    if isinstance(value, dict):
+        return "object"
+    return "list" if isinstance(value, list) else type(value).__name__
 
 
 # Author names -------------------------------------------------------------------------------
