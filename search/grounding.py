@@ -92,6 +92,9 @@ def ensure_edge_scores(graph: Graph, extractor: str, scorer: EntailmentScorer,
         else:
             result.delta[edge] = float(row["delta"])
             result.reused += 1
+    # Edges out of one paper side by side: their prompts share the citing claims, which a
+    # model server that caches a prompt's prefix then reads once (score_entailment@2).
+    unscored.sort()
     for done, batch in enumerate(batched(unscored, batch_size), start=1):
         _score_batch(graph, extractor, scorer, batch, theta, result)
         if progress:

@@ -2,9 +2,12 @@
 (llama.cpp, the local-llm extra) and the settings that point the model roles at it."""
 
 import argparse
+from typing import get_args
 
+from crase.errors import LocalModelUnavailable
 from crase.models.local_server import LocalModelServer, role_environment
-from crase.settings import Settings
+from crase.models.packaged_models import MODELS, assembled
+from crase.settings import LocalModelName, Settings
 
 ORDER = 15  # place in `crase --help` (api/cli.py): after `db`
 
@@ -12,25 +15,49 @@ ORDER = 15  # place in `crase --help` (api/cli.py): after `db`
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     models = subparsers.add_parser(
         "models", help="run a local model server for the model roles",
-        description="A llama.cpp server on loopback with the packaged SmolLM2-135M-Instruct "
-                    "(a plumbing check, not a quality level); needs `make local-llm`.")
+        description="A llama.cpp server on loopback with a packaged instruct model (by default "
+                    "Qwen2.5-Coder-1.5B-Instruct); needs `make local-llm`.")
     actions = models.add_subparsers(dest="action", required=True, metavar="ACTION")
+    serve_parser = actions.add_parser(
+        "serve", help="start the server (once), wait for it, print the role settings")
+    add_model_option(serve_parser)
+    serve_parser.set_defaults(handler=serve)
+    install = actions.add_parser(
+        "install", help="join a packaged model's parts and check its GGUF header")
+    add_model_option(install)
+    install.set_defaults(handler=install_model)
+    actions.add_parser("list", help="the packaged models and whether each is installed"
+                       ).set_defaults(handler=list_models)
     actions.add_parser(
-        "serve", help="start the server (once), wait for it, print the role settings"
-    ).set_defaults(handler=serve)
+        "requirements", help="the packages that carry every model's weights (for pip)"
+    ).set_defaults(handler=print_requirements)
     actions.add_parser("stop", help="stop the server this project started").set_defaults(
         handler=stop)
     actions.add_parser("status", help="is it running, where, and where is its log"
                        ).set_defaults(handler=status)
-    actions.add_parser("env", help="print the settings that point every role at it"
-                       ).set_defaults(handler=print_env)
+    env = actions.add_parser("env", help="print the settings that point every role at it")
+    add_model_option(env)
+    env.set_defaults(handler=print_env)
     logs = actions.add_parser("logs", help="print the end of the server log")
     logs.add_argument("-n", "--lines", type=int, default=40, help="lines to print (default 40)")
     logs.set_defaults(handler=show_logs)
 
 
+def add_model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", choices=get_args(LocalModelName), default=None,
+        help="the packaged model (default: CRASE_LOCAL_MODEL__MODEL, else qwen2.5-coder-1.5b)")
+
+
+def chosen(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with the model named on the command line, if one was."""
+    if getattr(args, "model", None):
+        settings.local_model = settings.local_model.model_copy(update={"model": args.model})
+    return settings
+
+
 def serve(args: argparse.Namespace, settings: Settings) -> int:
-    server = LocalModelServer(settings)
+    server = LocalModelServer(chosen(args, settings))
     was_running = server.status().running
     state = server.start()
     verb = "already running" if was_running else "started"
@@ -39,6 +66,31 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
     print(f"  Log:   {state.log_file}")
     print("  Point every model role at it (export these, or put them in .env):")
     print_env(args, settings)
+    return 0
+
+
+def install_model(args: argparse.Namespace, settings: Settings) -> int:
+    server = LocalModelServer(chosen(args, settings))
+    path = server.install()
+    print(f"{server.local.model}: {path} (header checked: {server.packaged().note})")
+    return 0
+
+
+def list_models(args: argparse.Namespace, settings: Settings) -> int:
+    models_dir = LocalModelServer(settings).models_dir
+    for name, model in MODELS.items():
+        try:
+            state = "installed" if assembled(model, models_dir) else "not joined yet"
+        except LocalModelUnavailable:
+            state = "packages missing"
+        default = " (default)" if name == settings.local_model.model else ""
+        print(f"{name:20} {state:16} {model.note}{default}")
+    return 0
+
+
+def print_requirements(args: argparse.Namespace, settings: Settings) -> int:
+    for model in MODELS.values():
+        print("\n".join(model.requirements()))
     return 0
 
 
@@ -58,7 +110,7 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def print_env(args: argparse.Namespace, settings: Settings) -> int:
-    for name, value in role_environment(settings.local_model).items():
+    for name, value in role_environment(chosen(args, settings).local_model).items():
         print(f"{name}={value}")
     return 0
 

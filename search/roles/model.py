@@ -189,7 +189,9 @@ def entailment_call(
     prompt: Prompt, citing: list[Claim], cited: list[Claim], subject: str
 ) -> ModelCall[EntailmentReply]:
     """The score_entailment call for one edge: citing claims U1.., cited claims V1.., and
-    the check that the matrix is len(citing) x len(cited)."""
+    the check that the matrix is len(citing) x len(cited). The prompt's system text holds
+    no count and its user text starts with the citing claims, so every edge out of one paper
+    shares a prefix that a server caching prompts (llama.cpp) evaluates once."""
     inputs: dict[str, str | int | float] = {
         "citing_claims": data_block(
             [{"id": f"U{i}", "claim": claim.text} for i, claim in enumerate(citing, start=1)]

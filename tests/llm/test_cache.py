@@ -29,7 +29,7 @@ def test_unchanged_call_is_not_paid_twice(
     totals = runner.ledger.totals()
     assert (totals.calls, totals.cached, totals.prompt_tokens) == (2, 1, 250)
     entry = json.loads(cache_files(cache)[0].read_text())
-    assert entry["prompt"] == "score_entailment@1" and entry["model"] == "test/entail-3b"
+    assert entry["prompt"] == "score_entailment@2" and entry["model"] == "test/entail-3b"
 
 
 def test_invalid_replies_are_never_stored(

@@ -27,7 +27,7 @@ def test_valid_reply_is_accepted_with_tokens_and_cost(
     assert isinstance(outcome, ModelReply)
     assert outcome.value.matrix == [[0.9, 0.1, 0.0], [0.2, 0.7, 0.05]]
     assert (outcome.model, outcome.prompt, outcome.stage) == (
-        "test/entail-3b", "score_entailment@1", "entailment")
+        "test/entail-3b", "score_entailment@2", "entailment")
     assert not outcome.repaired and not outcome.cached
     assert (outcome.usage.prompt_tokens, outcome.usage.completion_tokens) == (300, 40)
     assert outcome.usage.cost_usd == pytest.approx(300 / 1000 * 0.5 + 40 / 1000 * 2.0)
@@ -305,4 +305,4 @@ def test_ledger_is_serialisable(
     restored = json.loads(runner.ledger.to_json())
     assert restored["stages"]["entailment"]["calls"] == 2
     assert restored["stages"]["entailment"]["failed"] == 1
-    assert restored["models"][0]["prompt"] == "score_entailment@1"
+    assert restored["models"][0]["prompt"] == "score_entailment@2"

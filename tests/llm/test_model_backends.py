@@ -143,7 +143,7 @@ def test_entailment_wrong_shape_twice_leaves_none_for_that_pair(
         matrix = matrices[index]
         assert matrix is not None and matrix.shape == (2, 1)
         np.testing.assert_allclose(matrix, [[0.8], [0.1]])
-    assert scorer.name == "model:small/3b:score_entailment" and scorer.version == "1"
+    assert scorer.name == "model:small/3b:score_entailment" and scorer.version == "2"
     assert scorer.usage.failed == 2 and scorer.usage.made == 3
     subjects = {f["subject"]: f["kind"] for f in runner.ledger.to_dict()["failures"]}
     assert subjects == {"b->y": "invalid_reply", "d->w": "missing_input"}

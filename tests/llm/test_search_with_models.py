@@ -70,7 +70,7 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
     assert result.backends == {
         "planner": "model:test/large-32b:plan_queries@2",
         "claims": "model:test/large-32b:extract_claims@2",
-        "entailment": "model:test/small-3b:score_entailment@1",
+        "entailment": "model:test/small-3b:score_entailment@2",
     }
     assert result.results and result.counts["edges_scored_now"] > 0
     usage = result.usage

@@ -26,11 +26,28 @@ def test_the_printed_settings_point_every_role_at_the_local_server(
     for role in ROLES:
         endpoint = getattr(models, role)
         assert endpoint.base_url == "http://127.0.0.1:8123/v1"
-        assert endpoint.model == "SmolLM2-135M-Instruct-Q4_1"
+        assert endpoint.model == "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"  # the default model
         assert endpoint.response_format == "json_object_schema"
         assert endpoint.max_concurrency == 1 and endpoint.timeout_s == 600
+        # Qwen2.5 needs no repetition penalty (it would push it off JSON's brackets).
+        assert endpoint.frequency_penalty is None and endpoint.presence_penalty is None
     # The same endpoints as the ones the benchmark builds in code.
     assert local_model_settings(Settings().models, LocalModelSettings(port=8123)) == models
+
+
+def test_a_model_is_chosen_by_name(monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path))
+    assert main(["models", "env", "--model", "smollm2-135m"]) == 0
+    printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert printed["CRASE_MODELS__CLAIMS__MODEL"] == "SmolLM2-135M-Instruct-Q4_1"
+    assert printed["CRASE_MODELS__CLAIMS__FREQUENCY_PENALTY"] == "1"
+    monkeypatch.setenv("CRASE_LOCAL_MODEL__MODEL", "qwen2.5-coder-0.5b")
+    assert main(["models", "env"]) == 0
+    printed = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert printed["CRASE_MODELS__PLANNER__MODEL"] == "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M"
+    assert main(["models", "serve", "--model", "qwen2.5-72b"]) == 2
+    assert "invalid choice: 'qwen2.5-72b'" in capsys.readouterr().err
 
 
 def test_status_says_nothing_runs(monkeypatch: pytest.MonkeyPatch,

