@@ -22,6 +22,7 @@ send the cookie.
 import hmac
 import ipaddress
 import math
+import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -62,8 +63,11 @@ def read_or_create_key(path: Path) -> str:
             return key
     path.parent.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(32)
-    path.write_text(key + "\n", encoding="utf-8")
-    path.chmod(0o600)
+    # Private from its first byte: made with mode 600, never readable to others meanwhile.
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(key + "\n")
+    path.chmod(0o600)  # an empty file that was there keeps its own mode otherwise
     return key
 
 
@@ -128,9 +132,9 @@ class Sessions:
         self.forget_expired()
         session_id = secrets.token_urlsafe(24)  # no '.' in it: the token's separator
         expires = math.ceil(time.time() + self.max_age_s)
-        marker = self.folder / session_id
-        marker.write_text(str(expires), encoding="utf-8")
-        marker.chmod(0o600)
+        descriptor = os.open(self.folder / session_id, os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as marker:
+            marker.write(str(expires))
         body = f"{session_id}.{expires}.{self._key_tag(key)}"
         return f"{body}.{self._sign(body)}"
 
