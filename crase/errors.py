@@ -207,6 +207,16 @@ class DocumentUnreadable(InvalidRequest):
     that is not UTF-8, or nothing in it."""
 
 
+class UserTextTooLarge(InvalidRequest):
+    """User text (a document, a reference list) is longer than its limit, or holds a line
+    or an entry longer than its limit; the message names the limit."""
+
+
+class ParseDeadlineExceeded(InvalidRequest):
+    """A parse of user text used more CPU time than its deadline allows: text built to be
+    slow to read is refused rather than read."""
+
+
 class NliDataInvalid(CorpusError):
     """A SciNLI / MSciNLI file cannot be read at all: an unknown layout, a missing column,
     or not one usable pair in it."""

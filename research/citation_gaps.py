@@ -30,7 +30,7 @@ import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -39,6 +39,8 @@ from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.roles.model_calls import IdeaFacets, IdeaPaper, assess_abstracts
 from crase.models.chat import ModelReply, ModelRunner
+from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
+from crase.research.text_limits import check_text_size
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.tex import plain_text
 from crase.search.roles.offline_claims import OfflineClaimExtractor, split_sentences
@@ -83,14 +85,21 @@ class ResolvedReference(BaseModel):
     title: str | None = Field(description="The corpus paper's title")
 
 
+# A cited id becomes a ReferenceItem id, so it takes that field's bounds (an empty one was
+# a server error) and must hold a character that is not a space.
+CorpusId = Annotated[str, Field(min_length=1, max_length=1000, pattern=r"\S",
+                                description="A corpus paper id")]
+
+
 class GapRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     draft: str = Field(min_length=1, max_length=20_000, description="The draft excerpt")
-    bibtex: str | None = Field(None, max_length=2_000_000,
+    bibtex: str | None = Field(None, max_length=MAX_BIBTEX_CHARS,
                                description="The draft's references as BibTeX entries")
-    cited_ids: list[str] = Field(default_factory=list, max_length=5000,
-                                 description="Corpus ids of papers the draft already cites")
+    cited_ids: list[CorpusId] = Field(default_factory=list, max_length=5000,
+                                      description="Corpus ids of papers the draft already "
+                                                  "cites")
     limit: int = Field(10, ge=1, le=100, description="Most suggestions returned")
     pool: int = Field(20, ge=1, le=100, description="Text hits read per passage")
     max_candidates: int = Field(200, ge=1, le=1000,
@@ -145,51 +154,15 @@ class Candidate:
 
 
 def parse_bibtex(text: str) -> list[ReferenceItem]:
-    """The entries of a BibTeX text (title, year, doi, eprint/arxiv, author, key); fields in
-    braces or quotes, nested braces kept flat. @comment, @string and @preamble are skipped."""
+    """The entries of a BibTeX text (crase.research.bibtex: @string macros and `#`
+    concatenation resolved, size and CPU bounded) that name a paper: title, year, doi,
+    eprint/arxiv, author, key. @comment, @string and @preamble are no entries."""
     items = []
-    for match in re.finditer(r"@(\w+)\s*[{(]\s*([^,\s]*)\s*,", text):
-        kind = match.group(1).lower()
-        if kind in ("comment", "string", "preamble"):
-            continue
-        fields = bibtex_fields(text, match.end())
-        item = reference_from_fields(match.group(2) or None, fields)
+    for entry in read_bibtex(text):
+        item = reference_from_fields(entry.key, entry.fields)
         if item is not None:
             items.append(item)
     return items
-
-
-def bibtex_fields(text: str, start: int) -> dict[str, str]:
-    """`name = {value}` / `"value"` / bare value pairs from `start` to the entry's end."""
-    fields: dict[str, str] = {}
-    position = start
-    pattern = re.compile(r"\s*(\w[\w-]*)\s*=\s*")
-    while (found := pattern.match(text, position)) is not None:
-        value, position = bibtex_value(text, found.end())
-        fields[found.group(1).lower()] = " ".join(value.replace("{", "").replace("}", "").split())
-        comma = re.match(r"\s*,", text[position:])
-        if comma is None:
-            break
-        position += comma.end()
-    return fields
-
-
-def bibtex_value(text: str, start: int) -> tuple[str, int]:
-    if start < len(text) and text[start] in "{\"":
-        closing, depth, index = "}" if text[start] == "{" else '"', 0, start + 1
-        while index < len(text):
-            char = text[index]
-            if char == "{":
-                depth += 1
-            elif char == "}" and depth > 0:
-                depth -= 1
-            elif char == closing and depth == 0:
-                return text[start + 1:index], index + 1
-            index += 1
-        return text[start + 1:], len(text)
-    bare = re.match(r"[^,}\s]*", text[start:])
-    word = bare.group(0) if bare else ""
-    return word, start + len(word)
 
 
 def reference_from_fields(key: str | None, fields: dict[str, str]) -> ReferenceItem | None:
@@ -209,13 +182,14 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
     """A reference list as BibTeX, a JSON list of objects, or CSV with a header naming
     title / year / doi / arxiv_id (or arxiv, eprint) / id / authors, as a Connected Papers
     export or a spreadsheet gives it. Raises InvalidRequest when nothing in it names a paper."""
+    check_text_size(text, "the reference list", MAX_BIBTEX_CHARS)
     stripped = text.lstrip()
     if stripped.startswith("@"):
         items = parse_bibtex(text)
     elif stripped.startswith("["):
         try:
             items = [ReferenceItem.model_validate(row) for row in json.loads(text)]
-        except (ValueError, ValidationError) as err:
+        except (ValueError, ValidationError, RecursionError) as err:  # too deeply nested
             raise InvalidRequest(f"the JSON reference list is not a list of references "
                                  f"({err.__class__.__name__}); give objects with title, year, "
                                  "doi, arxiv_id or id") from err

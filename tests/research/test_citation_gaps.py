@@ -4,6 +4,7 @@ up, citation links to the references count, the model path grades through a loca
 OpenAI-compatible server, and the route answers with the same report."""
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from crase.api.cli import main
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.models.minilm import MiniLmEncoder
+from crase.research import bibtex
 from crase.research.citation_gaps import (
     GapRequest,
     find_citation_gaps,
@@ -261,3 +263,19 @@ def test_a_stored_claim_is_evidence_too(graph: Graph, encoder: MiniLmEncoder) ->
     found = {s.paper_id: s for s in find_citation_gaps(graph, encoder, request).suggestions}
     assert (found[holder].evidence, found[holder].evidence_kind) == (claim, "claim")
     assert found[holder].passage == 1
+
+
+def test_the_route_refuses_bad_cited_ids_and_hostile_bibtex_with_4xx(
+        graph: Graph, settings: Settings) -> None:
+    load_sample_slice(graph, 10)
+    draft = "Tachyon condensation on unstable D-branes."
+    with client_for(settings, graph) as client:
+        for ids in ([""], ["x" * 1001]):
+            response = client.post("/citation-gaps", json={"draft": draft, "cited_ids": ids})
+            assert response.status_code in (400, 422), (ids, response.text)
+            assert "cited_ids" in response.text
+        hostile = "@article{k, title = {" + "x" * bibtex.MAX_LINE_CHARS + "}}"
+        started = time.monotonic()
+        response = client.post("/citation-gaps", json={"draft": draft, "bibtex": hostile})
+        assert response.status_code == 422, response.text
+        assert "line" in response.json()["detail"] and time.monotonic() - started < 2

@@ -1,0 +1,136 @@
+"""BibTeX as reference managers write it, read in time linear in its length.
+
+bibtexparser (v2) splits the text into blocks; @string macros, `#` concatenation and the
+month macros are resolved here, since bibtexparser resolves only a value that is one macro
+name. The text is user text: its size and its lines are bounded before anything is read,
+it is split piece by piece (each piece starting at an entry) with a CPU deadline checked
+between pieces, and a value may not expand past MAX_VALUE_CHARS (macros that double each
+other would otherwise fill the memory).
+"""
+
+import logging
+import re
+from dataclasses import dataclass
+
+import bibtexparser
+from bibtexparser.model import DuplicateFieldKeyBlock, Entry, String
+
+from crase.errors import UserTextTooLarge
+from crase.research.text_limits import CpuDeadline, check_text_size
+
+MAX_BIBTEX_CHARS = 1_000_000
+MAX_LINE_CHARS = 20_000
+MAX_ENTRIES = 5_000
+MAX_VALUE_CHARS = 20_000
+PARSE_CPU_S = 3.0
+PIECE_CHARS = 32_768  # a piece is cut at the first entry start after this many characters
+ENTRY_START = re.compile(r"^[ \t]*@", re.MULTILINE)
+VALUE_MARK = re.compile(r'(?<!\\)[{}"#]')
+MONTHS = {"jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May",
+          "jun": "June", "jul": "July", "aug": "August", "sep": "September",
+          "oct": "October", "nov": "November", "dec": "December"}
+
+# bibtexparser logs a warning for every block it cannot read; hostile text of a megabyte
+# would write a hundred thousand of them into the server log. Its errors still show.
+logging.getLogger("bibtexparser").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True)
+class BibtexEntry:
+    key: str | None
+    kind: str  # article, misc, ...
+    fields: dict[str, str]  # lower-case names, values resolved to plain text
+
+
+def read_bibtex(text: str, what: str = "the BibTeX") -> list[BibtexEntry]:
+    """The entries of a BibTeX text, in order, the first of two with one key kept; a block
+    that cannot be read is skipped. UserTextTooLarge past the size limits,
+    ParseDeadlineExceeded past PARSE_CPU_S."""
+    check_text_size(text, what, MAX_BIBTEX_CHARS, MAX_LINE_CHARS)
+    deadline = CpuDeadline(PARSE_CPU_S, what)
+    strings: dict[str, str] = {}
+    raw_entries: list[Entry] = []
+    for piece in entry_pieces(text):
+        deadline.check()
+        for block in bibtexparser.parse_string(piece, parse_stack=[]).blocks:
+            if isinstance(block, String):
+                strings[block.key.lower()] = resolve_value(str(block.value), strings)
+            elif isinstance(block, Entry | DuplicateFieldKeyBlock):
+                raw_entries.append(block if isinstance(block, Entry)
+                                   else block.ignore_error_block)
+        if len(raw_entries) > MAX_ENTRIES:
+            raise UserTextTooLarge(f"{what} has more than the {MAX_ENTRIES:,} entries "
+                                   "allowed; send fewer references")
+    deadline.check()
+    return unique_entries(raw_entries, strings)
+
+
+def entry_pieces(text: str) -> list[str]:
+    """`text` cut into pieces of about PIECE_CHARS, each cut at a line that starts an entry
+    (bibtexparser treats such a line as the start of a block too)."""
+    pieces = []
+    start = 0
+    for match in ENTRY_START.finditer(text):
+        if match.start() - start >= PIECE_CHARS:
+            pieces.append(text[start:match.start()])
+            start = match.start()
+    pieces.append(text[start:])
+    return pieces
+
+
+def unique_entries(raw_entries: list[Entry], strings: dict[str, str]) -> list[BibtexEntry]:
+    entries = []
+    seen: set[str] = set()
+    for raw in raw_entries:
+        if raw.key and raw.key in seen:
+            continue  # a duplicate key: the first entry stands, as in BibTeX
+        seen.add(raw.key)
+        fields: dict[str, str] = {}
+        for field in raw.fields:
+            fields.setdefault(field.key.lower(), plain(resolve_value(str(field.value), strings)))
+        entries.append(BibtexEntry(raw.key or None, raw.entry_type.lower(), fields))
+    return entries
+
+
+def resolve_value(raw: str, strings: dict[str, str]) -> str:
+    """A field's value as written (`{...}`, `"..."`, a number, a macro, and `#` between
+    them) with its macros replaced and its outer delimiters removed."""
+    parts = []
+    size = 0
+    for part in concatenated_parts(raw):
+        if part[:1] + part[-1:] in ("{}", '""') and len(part) >= 2:
+            text = part[1:-1]
+        else:
+            text = strings.get(part.lower(), MONTHS.get(part.lower(), part))
+        size += len(text)
+        if size > MAX_VALUE_CHARS:
+            raise UserTextTooLarge(f"a BibTeX value expands to more than the "
+                                   f"{MAX_VALUE_CHARS:,} characters allowed (check its "
+                                   "@string macros)")
+        parts.append(text)
+    return "".join(parts)
+
+
+def concatenated_parts(raw: str) -> list[str]:
+    """The parts of `a # "b" # {c}`, split at each `#` outside braces and quotes; one scan
+    from mark to mark."""
+    parts = []
+    start, depth, quoted = 0, 0, False
+    for mark in VALUE_MARK.finditer(raw):
+        char = mark.group(0)
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == '"' and depth == 0:
+            quoted = not quoted
+        elif char == "#" and depth == 0 and not quoted:
+            parts.append(raw[start:mark.start()].strip())
+            start = mark.end()
+    parts.append(raw[start:].strip())
+    return [part for part in parts if part]
+
+
+def plain(value: str) -> str:
+    """A value without its grouping braces, on one line."""
+    return " ".join(value.replace("{", "").replace("}", "").split())
