@@ -12,7 +12,8 @@ The rules, in order (a line claimed by one is not looked at by the next):
    block header ending in `:`, return).
 
 The diagnostics name the frameworks and dependencies the text and code use (whether each
-dependency is importable where this runs), terms of model structure, and for each of four
+dependency is installed where this runs, answered from what is on disk: nothing the text
+names is ever imported), terms of model structure, and for each of four
 components (training loop, preprocessing, hyperparameters, evaluation) whether it is in
 code, only described in prose, or missing. Without a model every score is a heuristic of
 stated rules and says so; with a model endpoint (role `expert`) its analysis is added,
@@ -20,30 +21,31 @@ labelled with the model, next to the heuristic one. Neither a parse, a syntax ch
 score shows that a paper can be reproduced.
 
 Code is never executed unless the caller asks (`execute=True`); then each Python block that
-parses runs in its own subprocess (isolated mode, a temporary working folder, no stdin)
-and is killed, with its process group, at the timeout.
+parses runs in its own subprocess, contained as crase.research.code_runner says (an empty
+environment, a temporary folder, resource limits, its own namespaces and cgroup where the
+host allows them), and is killed with everything it started at the timeout.
 """
 
 import ast
+import functools
+import importlib.metadata
 import importlib.util
-import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from crase.errors import DocumentUnreadable, ModelNotConfigured, PdfError
+from crase.errors import DocumentUnreadable, ModelNotConfigured, PdfError, UserTextTooLarge
 from crase.graph import Graph
 from crase.ingest.pdf_text import is_section_heading, read_pdf
 from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
 from crase.prompts.catalog import data_block, load_prompt
+from crase.research.code_runner import run_python
+from crase.research.text_limits import CpuDeadline, check_text_size, text_pieces
 from crase.run_lifecycle import RunLifecycle
 from crase.settings import ModelEndpoint, ModelSettings
 from crase.usage import Usage
@@ -53,11 +55,18 @@ DocumentKind = Literal["pdf", "markdown", "text"]
 SUFFIXES: dict[str, DocumentKind] = {".pdf": "pdf", ".md": "markdown", ".markdown": "markdown",
                                      ".txt": "text", ".text": "text"}
 STAGES = ("extract", "diagnose", "execute", "report")
-OUTPUT_TAIL_CHARS = 2000
 MIN_CODE_LINES = 3
 MAX_PSEUDOCODE_LINES = 60
 MAX_MODEL_DOCUMENT_CHARS = 24_000  # the paper's text sent to the model, from its start
 MODEL_ROLE = "expert"
+# User text is hostile: the document's size is bounded, a line longer than a listing's is
+# not looked at by the line rules, and the rules and the diagnostics each stop past a CPU
+# deadline. Every pattern below runs in linear time on one line (no two adjacent
+# quantifiers that can match the same characters).
+MAX_DOCUMENT_CHARS = 2_000_000
+MAX_CODE_LINE_CHARS = 2_000
+MAX_SYNTAX_CHECK_CHARS = 20_000
+PARSE_CPU_S = 5.0
 
 FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+#.-]*)\s*$")
 PSEUDO_FENCES = {"pseudocode", "pseudo", "algorithm", "algo"}
@@ -80,11 +89,18 @@ CODE_LINE = re.compile(
     | [\w.]+\(.*\)\s*;?\s*$
     | [{}()\[\]]+\s*;?\s*$
     | \#include\b
-    | (int|float|double|void|auto|let|const|var|function)\s+\w+.*[;{]\s*$
+    | (int|float|double|void|auto|let|const|var|function)\s+\w.*[;{]\s*$
     | \w.*\)\s*;\s*$
     )""", re.VERBOSE)
-PYTHON_HINT = re.compile(r"^\s*(def |class |import |from \S+ import |print\(|elif |return\b)"
-                         r"|:\s*$", re.MULTILINE)
+PSEUDO_IO = re.compile(r"\b(input|output|require|ensure)\b", re.IGNORECASE)
+# [ \t] rather than \s: a \s* at a line start would run over every blank line after it.
+PYTHON_HINT = re.compile(r"^[ \t]*(def |class |import |from \S+ import |print\(|elif |return\b)"
+                         r"|:[ \t]*$", re.MULTILINE)
+IMPORT_NAME = re.compile(r"^[ \t]*import[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+FROM_IMPORT_NAME = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b",
+                              re.MULTILINE)
+PIP_INSTALL_NAME = re.compile(r"\bpip3? install\s+([A-Za-z][\w.-]*)")
+DISTRIBUTION_SEPARATORS = re.compile(r"[-_.]+")
 
 FRAMEWORKS: dict[str, str] = {
     "PyTorch": r"\bimport torch\b|\btorch\.\w|\bPyTorch\b",
@@ -175,18 +191,28 @@ class Extraction:
 
 
 def read_document(path: Path) -> Document:
-    """A PDF (PyMuPDF, page by page), Markdown or text file; DocumentUnreadable otherwise."""
+    """A PDF (PyMuPDF, page by page), Markdown or text file; DocumentUnreadable otherwise,
+    UserTextTooLarge past MAX_DOCUMENT_CHARS."""
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DocumentUnreadable(f"{path.name}: the code extractor reads .pdf, .md and .txt "
                                  "files; convert the document to one of them")
     if kind == "pdf":
         try:
-            return Document(path.name, kind, read_pdf(path).pages)
+            pages = read_pdf(path).pages
         except PdfError as err:
             raise DocumentUnreadable(f"{err}; give a PDF with a text layer, or its text as "
                                      ".txt") from err
+        check_text_size("\n".join(pages), f"the text of {path.name}", MAX_DOCUMENT_CHARS)
+        return Document(path.name, kind, pages)
+    return Document(path.name, kind, [read_text_document(path)])
+
+
+def read_text_document(path: Path) -> str:
     try:
+        if path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:  # UTF-8: at most 4 bytes a character
+            raise UserTextTooLarge(f"{path.name} has more than the {MAX_DOCUMENT_CHARS:,} "
+                                   "characters allowed; give a shorter document")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as err:
         raise DocumentUnreadable(f"{path} does not exist; give an existing file") from err
@@ -194,7 +220,8 @@ def read_document(path: Path) -> Document:
         raise DocumentUnreadable(f"{path} is not UTF-8 text; save it as UTF-8") from err
     if not text.strip():
         raise DocumentUnreadable(f"{path} is empty; give a document with text")
-    return Document(path.name, kind, [text])
+    check_text_size(text, path.name, MAX_DOCUMENT_CHARS)
+    return text
 
 
 def document_from_bytes(name: str, data: bytes) -> Document:
@@ -211,17 +238,23 @@ def document_from_bytes(name: str, data: bytes) -> Document:
 
 
 def extract_blocks(document: Document) -> list[CodeBlock]:
+    """The three rules over each page; ParseDeadlineExceeded past PARSE_CPU_S."""
+    deadline = CpuDeadline(PARSE_CPU_S, f"the code and pseudocode of {document.name}")
     blocks: list[CodeBlock] = []
     for number, page in enumerate(document.pages, start=1):
         prefix = f"page {number}, " if document.kind == "pdf" else ""
         lines = page.splitlines()
         taken = [False] * len(lines)
-        found = (fenced_blocks(lines, taken) + algorithm_blocks(lines, taken)
-                 + code_line_blocks(lines, taken))
+        found = fenced_blocks(lines, taken)
+        deadline.check()
+        found += algorithm_blocks(lines, taken)
+        deadline.check()
+        found += code_line_blocks(lines, taken, deadline)
         for _start, block in sorted(found, key=lambda pair: pair[0]):
             block.where = prefix + block.where
             blocks.append(block)
     for block in blocks:
+        deadline.check()
         block.syntax = check_syntax(block)
     return blocks
 
@@ -285,20 +318,25 @@ def pseudocode_end(lines: list[str], taken: list[bool], heading: int) -> int:
     return end
 
 
-def code_line_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, CodeBlock]]:
+def code_line_blocks(lines: list[str], taken: list[bool],
+                     deadline: CpuDeadline) -> list[tuple[int, CodeBlock]]:
     found = []
     run: list[int] = []
     for index in [*range(len(lines)), len(lines)]:
+        if index % 1000 == 0:
+            deadline.check()
         line = lines[index] if index < len(lines) else ""
-        code_like = index < len(lines) and not taken[index] and bool(CODE_LINE.match(line))
+        code_like = index < len(lines) and not taken[index] and is_code_line(line, CODE_LINE)
         if code_like:
             run.append(index)
             continue
         if line.strip() == "" and run and index < len(lines) and not taken[index]:
             continue  # a blank line inside a block
-        if len(run) >= MIN_CODE_LINES and any(STRONG_CODE.match(lines[i]) for i in run):
+        if len(run) >= MIN_CODE_LINES and any(is_code_line(lines[i], STRONG_CODE)
+                                              for i in run):
             text = "\n".join(lines[run[0]:run[-1] + 1])
-            language = "python" if PYTHON_HINT.search(text) else None
+            language = "python" if any(PYTHON_HINT.search(piece)
+                                       for piece in text_pieces(text)) else None
             found.append((run[0], CodeBlock("code", language, text, span(run[0], run[-1]),
                                             "code-like lines")))
             for j in range(run[0], run[-1] + 1):
@@ -307,81 +345,152 @@ def code_line_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, Cod
     return found
 
 
+def is_code_line(line: str, pattern: re.Pattern[str]) -> bool:
+    """A line no listing has (longer than MAX_CODE_LINE_CHARS) is prose, whatever it holds."""
+    return len(line) <= MAX_CODE_LINE_CHARS and pattern.match(line) is not None
+
+
 def check_syntax(block: CodeBlock) -> str:
-    """Python blocks are parsed (never run): 'ok' or the parser's error."""
+    """Python blocks are parsed (never run): 'ok' or the parser's error. A block longer
+    than MAX_SYNTAX_CHECK_CHARS is not parsed: the parse is one call that holds the
+    interpreter (two megabytes of code took seconds)."""
     if block.kind != "code" or block.language not in ("python", "py", "python3"):
         return "not checked"
+    if len(block.text) > MAX_SYNTAX_CHECK_CHARS:
+        return f"not checked (longer than {MAX_SYNTAX_CHECK_CHARS:,} characters)"
     try:
         ast.parse(block.text)
     except SyntaxError as err:
         return f"error: {err.msg} (line {err.lineno})"
+    except (RecursionError, MemoryError):
+        # How the parser reports nesting past its stack (`-` * 20000 + `1`), not a lack
+        # of memory in the process.
+        return "error: nested too deeply for the parser"
     return "ok"
 
 
 # --- diagnostics ------------------------------------------------------------------------
 
 
+class TextScan:
+    """Patterns searched over a document piece by piece (text_pieces), so that no single
+    regex call holds the interpreter for long, with the diagnostics' CPU deadline checked
+    between pieces."""
+
+    def __init__(self, deadline: CpuDeadline) -> None:
+        self.deadline = deadline
+
+    def first(self, rule: str, text: str, flags: int = 0) -> tuple[str, re.Match[str]] | None:
+        """The first match and the piece of `text` it is in."""
+        pattern = re.compile(rule, flags)
+        for piece in text_pieces(text):
+            self.deadline.check()
+            match = pattern.search(piece)
+            if match is not None:
+                return piece, match
+        return None
+
+    def found(self, rule: str, text: str, flags: int = 0) -> bool:
+        return self.first(rule, text, flags) is not None
+
+    def findall(self, pattern: re.Pattern[str], text: str) -> set[str]:
+        found: set[str] = set()
+        for piece in text_pieces(text):
+            self.deadline.check()
+            found.update(pattern.findall(piece))
+        return found
+
+    def snippet(self, text: str, rule: str, width: int = 60) -> str:
+        """The first match with `width` characters either side, on one line."""
+        hit = self.first(rule, text, re.IGNORECASE)
+        if hit is None:
+            return ""
+        piece, match = hit
+        start, end = max(0, match.start() - width), min(len(piece), match.end() + width)
+        return " ".join(piece[start:end].split())
+
+
 def diagnose(document: Document, blocks: Sequence[CodeBlock]) -> dict[str, Any]:
+    """Frameworks, dependencies, model structure and components; ParseDeadlineExceeded
+    past PARSE_CPU_S."""
+    scan = TextScan(CpuDeadline(PARSE_CPU_S, f"the diagnostics of {document.name}"))
     code = "\n".join(b.text for b in blocks if b.kind == "code")
     prose = document.text
+    frameworks = [{"name": name, "in_code": scan.found(rule, code),
+                   "in_text": scan.found(rule, prose)} for name, rule in FRAMEWORKS.items()]
     return {
-        "frameworks": [{"name": name, "in_code": bool(re.search(rule, code)),
-                        "in_text": bool(re.search(rule, prose))}
-                       for name, rule in FRAMEWORKS.items()
-                       if re.search(rule, code) or re.search(rule, prose)],
-        "dependencies": dependencies(code, prose),
-        "model_structure": [{"term": term, "evidence": snippet(prose, rule)}
+        "frameworks": [f for f in frameworks if f["in_code"] or f["in_text"]],
+        "dependencies": dependencies(code, prose, scan),
+        "model_structure": [{"term": term, "evidence": scan.snippet(prose, rule)}
                             for term, rule in STRUCTURE_TERMS.items()
-                            if re.search(rule, prose, re.IGNORECASE)],
-        "components": {name: component_status(code, prose, in_code, in_text)
+                            if scan.found(rule, prose, re.IGNORECASE)],
+        "components": {name: component_status(scan, code, prose, in_code, in_text)
                        for name, (in_code, in_text) in COMPONENTS.items()},
     }
 
 
-def snippet(text: str, rule: str, width: int = 60) -> str:
-    match = re.search(rule, text, re.IGNORECASE)
-    if match is None:
-        return ""
-    start, end = max(0, match.start() - width), min(len(text), match.end() + width)
-    return " ".join(text[start:end].split())
-
-
-def component_status(code: str, prose: str, in_code: str, in_text: str) -> dict[str, Any]:
-    if code and re.search(in_code, code):
-        return {"status": "in code", "evidence": snippet(code, in_code)}
-    if re.search(in_text, prose, re.IGNORECASE):
-        return {"status": "described", "evidence": snippet(prose, in_text)}
+def component_status(scan: TextScan, code: str, prose: str, in_code: str,
+                     in_text: str) -> dict[str, Any]:
+    if code and scan.found(in_code, code):
+        return {"status": "in code", "evidence": scan.snippet(code, in_code)}
+    if scan.found(in_text, prose, re.IGNORECASE):
+        return {"status": "described", "evidence": scan.snippet(prose, in_text)}
     return {"status": "missing", "evidence": ""}
 
 
-def dependencies(code: str, prose: str) -> list[dict[str, Any]]:
+def dependencies(code: str, prose: str, scan: TextScan | None = None) -> list[dict[str, Any]]:
     """Top-level modules the code imports and packages the text says to install, each with
-    whether it is in the standard library and whether it is importable here."""
-    names = set(re.findall(r"^\s*import\s+([A-Za-z_]\w*)", code, re.MULTILINE))
-    names |= set(re.findall(r"^\s*from\s+([A-Za-z_]\w*)[\w.]*\s+import\b", code, re.MULTILINE))
-    installs = set(re.findall(r"\bpip3? install\s+([A-Za-z][\w.-]*)", prose))
+    whether it is in the standard library and whether it is installed here
+    (`importable_here`): a module found on the path, a distribution whose metadata is on
+    disk. Nothing named is imported."""
+    scan = scan or TextScan(CpuDeadline(PARSE_CPU_S, "the dependencies"))
+    names = scan.findall(IMPORT_NAME, code) | scan.findall(FROM_IMPORT_NAME, code)
+    installs = scan.findall(PIP_INSTALL_NAME, prose)
     rows = []
-    for name in sorted(names | installs):
+    for number, name in enumerate(sorted(names | installs)):
+        if number % 100 == 0:
+            scan.deadline.check()
+        source = "import" if name in names else "pip install"
         standard = name in sys.stdlib_module_names
-        rows.append({"name": name, "source": "import" if name in names else "pip install",
-                     "standard_library": standard,
-                     "importable_here": standard or importable(name)})
+        here = standard or (module_found(name) if source == "import"
+                            else distribution_installed(name))
+        rows.append({"name": name, "source": source, "standard_library": standard,
+                     "importable_here": here})
     return rows
 
 
-def importable(name: str) -> bool:
+def module_found(name: str) -> bool:
+    """Whether a top-level module of this name is on the path. Only a top-level name: for a
+    dotted one, find_spec imports the parent packages, running their code (`this.x` printed
+    the Zen of Python, `venv.__main__.x` ran venv's command line)."""
+    if not name.isidentifier():
+        return False
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
 
 
+def distribution_installed(name: str) -> bool:
+    """Whether a distribution of this name (as `pip install` takes it) is installed, from
+    the metadata on disk."""
+    return DISTRIBUTION_SEPARATORS.sub("-", name).lower() in installed_distributions()
+
+
+@functools.cache
+def installed_distributions() -> frozenset[str]:
+    """The normalised names (PEP 503) of the installed distributions, read once."""
+    return frozenset(DISTRIBUTION_SEPARATORS.sub("-", dist.metadata["Name"] or "").lower()
+                     for dist in importlib.metadata.distributions())
+
+
 def heuristic_scores(blocks: Sequence[CodeBlock],
                      components: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Three scores from stated rules, each labelled heuristic with its rule."""
     pseudo = [b for b in blocks if b.kind == "pseudocode"]
-    full_pseudo = any(re.search(r"\b(input|output|require|ensure)\b", b.text, re.IGNORECASE)
-                      and len(b.text.splitlines()) >= 5 for b in pseudo)
+    full_pseudo = any(len(b.text.splitlines()) >= 5
+                      and any(PSEUDO_IO.search(piece) for piece in text_pieces(b.text))
+                      for b in pseudo)
     weights = {"in code": 1.0, "described": 0.5, "missing": 0.0}
     covered = sum(weights[c["status"]] for c in components.values()) / len(components)
     described = all(c["status"] != "missing" for c in components.values())
@@ -408,29 +517,13 @@ def heuristic_scores(blocks: Sequence[CodeBlock],
 
 
 def execute_block(block: CodeBlock, timeout_s: float) -> dict[str, Any]:
-    """Run one Python block in its own process group, in a temporary folder, and kill the
-    group at the timeout; what it printed (the end of it) and how it ended."""
+    """Run one Python block contained (crase.research.code_runner: an empty environment, a
+    temporary folder, limits, its own namespaces and cgroup where the host allows them),
+    killed with all it started at the timeout; what it printed (the end of it), how it
+    ended, and what containment applied."""
     if block.syntax != "ok":
         return {"status": "not run", "reason": f"not parsed Python ({block.syntax})"}
-    with tempfile.TemporaryDirectory(prefix="crase-code-run-") as folder:
-        script = Path(folder) / "block.py"
-        script.write_text(block.text, encoding="utf-8")
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "-I", str(script)], cwd=folder, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True)
-        try:
-            out, err = process.communicate(timeout=timeout_s)
-            status = "ok" if process.returncode == 0 else "failed"
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)  # the block's own group, by its pid
-            out, err = process.communicate()
-            status = "timed out"
-        return {"status": status, "returncode": process.returncode,
-                "seconds": round(time.perf_counter() - started, 3),
-                "timeout_s": timeout_s, "stdout": out[-OUTPUT_TAIL_CHARS:],
-                "stderr": err[-OUTPUT_TAIL_CHARS:]}
+    return run_python(block.text, timeout_s)
 
 
 # --- the whole extraction -----------------------------------------------------------------
@@ -521,6 +614,11 @@ def extraction_notes(document: Document, execute: bool,
                      "analysis ran.")
     if not execute:
         notes.append("No code was executed (execution was not asked for).")
+    else:
+        notes.append("Executed blocks ran contained (an empty environment, a temporary "
+                     "folder, resource limits, their own namespaces and cgroup where the host "
+                     "allows them) but as this user: each block's containment says what "
+                     "applied.")
     if document.kind == "pdf":
         notes.append("PDF text keeps no indentation, so Python blocks from a PDF often fail "
                      "the syntax check although the paper's code may be valid.")
@@ -565,13 +663,19 @@ def report_markdown(result: Extraction) -> str:
     for number, block in enumerate(result.blocks, start=1):
         run = block.execution
         ran = run["status"] if run["status"] == "not run" else (
-            f"{run['status']} (exit {run['returncode']}, {run['seconds']} s)")
+            f"{run['status']} (exit {run['returncode']}, {run['seconds']} s; "
+            f"{containment_line(run['containment'])})")
         lines += ["", f"### {number}. {block.kind} ({block.language or 'unknown language'}), "
                       f"{block.where}", "",
                   f"Found by: {block.rule}. Syntax: {block.syntax}. Execution: {ran}.", "",
                   "```" + (block.language or ""), block.text, "```"]
     lines += ["", "## Notes", ""] + [f"- {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
+
+
+def containment_line(containment: dict[str, Any]) -> str:
+    notes = "".join(f"; {note}" for note in containment["notes"])
+    return f"namespaces: {containment['namespaces']}; killed by {containment['kill']}{notes}"
 
 
 def cell(text: str) -> str:

@@ -54,7 +54,10 @@ def add_code_extract(subparsers: argparse._SubParsersAction) -> None:
                     "and diagnose frameworks, dependencies, model structure and missing "
                     "components. Without a model endpoint (role expert) every score is "
                     "heuristic. Code runs only with --execute, each block in a subprocess "
-                    "killed at --timeout.")
+                    "with an empty environment, a temporary folder, resource limits, and "
+                    "its own namespaces and cgroup where the host allows them, killed with "
+                    "all it started at --timeout; it still runs as your user (see "
+                    "docs/research-validation.md).")
     extract.add_argument("document", type=Path, help="a .pdf, .md or .txt file")
     extract.add_argument("--execute", action="store_true",
                          help="run each Python block that parses (off by default)")

@@ -27,6 +27,7 @@ from crase.api.run_views import evidence_graph, read_run_record
 from crase.errors import DocumentUnreadable, RunNotFound
 from crase.graph import Graph
 from crase.research.code_extractor import (
+    MAX_DOCUMENT_CHARS,
     Document,
     ModelAnalyst,
     document_from_bytes,
@@ -47,7 +48,6 @@ from crase.research.entailment_data import convert_posted_pairs
 from crase.scoring.agreement import AgreementReport
 from crase.settings import Settings
 
-MAX_DOCUMENT_CHARS = 2_000_000
 EXPORT_ID = r"^[0-9a-f]{12}$"
 
 

@@ -5,6 +5,7 @@ that speaks the OpenAI chat-completions shape."""
 
 import base64
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,10 @@ from crase.graph import Graph
 from crase.models.chat import ModelRunner
 from crase.research.code_extractor import (
     CodeBlock,
+    Document,
     ModelAnalyst,
+    dependencies,
+    diagnose,
     execute_block,
     extract_blocks,
     extract_code,
@@ -268,3 +272,88 @@ def test_a_failed_model_call_is_reported_not_replaced(graph: Graph, tmp_path: Pa
     assert result.model_analysis["error"].startswith("invalid_reply")
     assert "The model analysis failed" in report_markdown(result)
     assert result.scores["pseudocode_completeness"]["value"] == 2
+
+
+# --- hostile text ---------------------------------------------------------------------------
+
+NAMED_MODULES = ("this", "venv", "venv.__main__")
+
+
+@pytest.mark.parametrize("text", ["pip install this.x", "pip install venv.__main__.x",
+                                  "```python\nimport this\nimport venv\nx = 1\n```"])
+def test_a_dependency_named_in_the_text_is_never_imported(
+        text: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # Importing venv.__main__ runs venv's command line on sys.argv; give it nothing to make.
+    monkeypatch.setattr(sys, "argv", ["crase"])
+    for name in NAMED_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    document = Document("paper.md", "markdown", [text])
+    rows = diagnose(document, extract_blocks(document))["dependencies"]
+    assert [name for name in NAMED_MODULES if name in sys.modules] == []
+    assert "Beautiful is better than ugly" not in capsys.readouterr().out
+    assert rows and all(isinstance(row["importable_here"], bool) for row in rows)
+
+
+def test_installed_is_answered_from_metadata_and_top_level_names() -> None:
+    rows = {row["name"]: row for row in dependencies(
+        "import numpy\nimport surely_not_installed_here\n",
+        "pip install numpy pip install this.x pip install venv.__main__.x")}
+    assert rows["numpy"]["importable_here"] is True
+    assert rows["surely_not_installed_here"]["importable_here"] is False
+    assert rows["this.x"]["importable_here"] is False
+    assert rows["venv.__main__.x"]["importable_here"] is False
+
+
+# Lines that made a backtracking pattern quadratic, each ~32,000 characters long.
+HOSTILE_LINES = {
+    "declaration without an end": "int " + "a" * 32_000 + ";b",
+    "call without an end": "f(" + "a(" * 16_000 + "b",
+    "assignment list": "a," * 16_000 + "b",
+    "block header": "if " + ": x" * 10_000,
+    "statement end": "a" + ")" * 32_000 + "b",
+    "decorator": "@" + "a." * 16_000 + "(",
+}
+
+
+@pytest.mark.parametrize("line", list(HOSTILE_LINES.values()), ids=list(HOSTILE_LINES))
+def test_a_hostile_line_is_read_in_linear_time(line: str) -> None:
+    document = Document("paper.txt", "text", ["import os", line, line, "x = 1"])
+    started = time.process_time()
+    blocks = extract_blocks(document)
+    diagnose(document, blocks)
+    assert time.process_time() - started < 0.5
+
+
+def test_blank_lines_inside_a_block_are_read_in_linear_time() -> None:
+    # A `^\s*` at each line start ran over every blank line after it: quadratic.
+    blank = " \n" * 100_000
+    started = time.process_time()
+    assert dependencies("x = 1\n" + blank + "y = 2\n", "") == []
+    listing = Document("paper.txt", "text", ["#include <a>\n" + blank + "x = 1;\ny = 2;\n"])
+    assert [block.language for block in extract_blocks(listing)] == [None]
+    assert time.process_time() - started < 0.5
+
+
+def test_a_block_the_python_parser_cannot_hold_is_reported_not_raised() -> None:
+    deep = Document("paper.md", "markdown", ["```python\nx = " + "-" * 19_990 + "1\n```"])
+    assert extract_blocks(deep)[0].syntax == "error: nested too deeply for the parser"
+    long = Document("paper.md", "markdown", ["```python\n" + "x = f(1)\n" * 5_000 + "```"])
+    started = time.process_time()
+    assert extract_blocks(long)[0].syntax.startswith("not checked (longer than")
+    assert time.process_time() - started < 0.5
+
+
+def test_the_route_imports_nothing_a_document_names_and_reads_a_hostile_line(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.setattr(sys, "argv", ["crase"])
+    for name in NAMED_MODULES:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for text in ("pip install this.x", "pip install venv.__main__.x"):
+        response = client.post("/code-extract", json={"filename": "m.md", "text": text})
+        assert response.status_code == 200, response.text
+    assert [name for name in NAMED_MODULES if name in sys.modules] == []
+    started = time.monotonic()
+    hostile = client.post("/code-extract", json={
+        "filename": "m.txt", "text": "x = 1\n" + HOSTILE_LINES["declaration without an end"]})
+    assert hostile.status_code == 200, hostile.text
+    assert time.monotonic() - started < 2
