@@ -55,9 +55,11 @@ def read_bibtex(text: str, what: str = "the BibTeX") -> list[BibtexEntry]:
         for block in bibtexparser.parse_string(piece, parse_stack=[]).blocks:
             if isinstance(block, String):
                 strings[block.key.lower()] = resolve_value(str(block.value), strings)
-            elif isinstance(block, Entry | DuplicateFieldKeyBlock):
-                raw_entries.append(block if isinstance(block, Entry)
-                                   else block.ignore_error_block)
+            elif isinstance(block, Entry):
+                raw_entries.append(block)
+            elif (isinstance(block, DuplicateFieldKeyBlock)
+                  and isinstance(block.ignore_error_block, Entry)):
+                raw_entries.append(block.ignore_error_block)  # a field given twice
         if len(raw_entries) > MAX_ENTRIES:
             raise UserTextTooLarge(f"{what} has more than the {MAX_ENTRIES:,} entries "
                                    "allowed; send fewer references")

@@ -177,7 +177,7 @@ def lower_limit(kind: int, value: int) -> None:
 def libc_unshare() -> Callable[[int], int] | None:
     """unshare(2) from the C library (os.unshare exists from Python 3.12 only)."""
     try:
-        return ctypes.CDLL(None, use_errno=True).unshare  # type: ignore[no-any-return]
+        return ctypes.CDLL(None, use_errno=True).unshare
     except (OSError, AttributeError):
         return None
 

@@ -66,14 +66,14 @@ def test_a_grandchild_holding_the_output_does_not_extend_the_timeout() -> None:
     started = time.monotonic()
     outcome = execute_block(python_block(holder + "time.sleep(60)\n"), timeout_s=2.0)
     assert outcome["status"] == "timed out"
-    assert time.monotonic() - started < 2.0 + 1.5
+    assert time.monotonic() - started < 2.0 + 2.0  # the start of Python on a busy host
     assert outcome["stdout"] == "started\n"
     # A block that ends at once is not kept waiting for its grandchild either, which is
     # killed with it.
     started = time.monotonic()
     outcome = execute_block(python_block(holder), timeout_s=10.0)
     assert (outcome["status"], outcome["stdout"]) == ("ok", "started\n")
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 5.0  # the grandchild would hold it 8 s
     assert any("were killed" in note for note in outcome["containment"]["notes"])
 
 
