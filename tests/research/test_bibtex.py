@@ -73,7 +73,8 @@ def test_a_megabyte_of_entry_heads_is_stopped_at_the_deadline(
     started = time.thread_time()
     with pytest.raises(InvalidRequest, match="CPU deadline"):
         bibtex.read_bibtex(text)
-    assert time.thread_time() - started < 0.2 + 0.3  # the deadline and one piece
+    # The deadline, the cut into pieces and one piece (a full read takes 3 s and more).
+    assert time.thread_time() - started < 0.2 + 0.6
 
 
 def test_macros_that_double_each_other_are_refused_not_expanded() -> None:
