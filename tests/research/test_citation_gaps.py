@@ -4,7 +4,6 @@ up, citation links to the references count, the model path grades through a loca
 OpenAI-compatible server, and the route answers with the same report."""
 
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -275,7 +274,6 @@ def test_the_route_refuses_bad_cited_ids_and_hostile_bibtex_with_4xx(
             assert response.status_code in (400, 422), (ids, response.text)
             assert "cited_ids" in response.text
         hostile = "@article{k, title = {" + "x" * bibtex.MAX_LINE_CHARS + "}}"
-        started = time.monotonic()
         response = client.post("/citation-gaps", json={"draft": draft, "bibtex": hostile})
         assert response.status_code == 422, response.text
-        assert "line" in response.json()["detail"] and time.monotonic() - started < 2
+        assert "line 1 of the BibTeX" in response.json()["detail"]
