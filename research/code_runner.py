@@ -135,20 +135,41 @@ def contain_child(containment: Containment) -> Callable[[], None]:
     unshare = libc_unshare()
     limits = [(resource.RLIMIT_CPU, containment.limits["cpu_s"]),
               (resource.RLIMIT_AS, containment.limits["memory_bytes"]),
-              (resource.RLIMIT_NPROC, containment.limits["processes"]),
               (resource.RLIMIT_FSIZE, containment.limits["file_bytes"]),
               (resource.RLIMIT_NOFILE, containment.limits["open_files"]),
               (resource.RLIMIT_CORE, 0)]
+    processes = containment.limits["processes"]
+    # Outside a user namespace the process limit counts every task of this user (the
+    # service's threads, a Neo4j it started), so the block gets its share on top of them.
+    processes_shared = processes + user_tasks()
 
     def contain() -> None:
         if procs is not None:
             join_cgroup(procs)
-        if unshare is not None and unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
+        own_user = unshare is not None and unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
+        if not own_user and unshare is not None:
             unshare(CLONE_NEWNET)  # root without user namespaces still gets a network one
         for kind, value in limits:
             lower_limit(kind, value)
+        lower_limit(resource.RLIMIT_NPROC, processes if own_user else processes_shared)
 
     return contain
+
+
+def user_tasks() -> int:
+    """How many tasks (threads included) this user runs now; 0 for root, whom the process
+    limit does not bind."""
+    uid = os.getuid()
+    if uid == 0:
+        return 0
+    count = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                count += len(os.listdir(entry / "task"))
+        except OSError:
+            continue  # gone meanwhile
+    return count
 
 
 def join_cgroup(procs: str) -> None:
@@ -205,6 +226,9 @@ def record_what_applied(pid: int, containment: Containment) -> None:
     if containment.cgroup is None:
         containment.notes.append("no cgroup: a process that leaves the block's session and "
                                  "clears its environment escapes the kill")
+    if "user" not in new and os.geteuid() != 0:
+        containment.notes.append("no user namespace: the process limit counts all of this "
+                                 "user's processes, so it was raised by as many as ran")
     if os.geteuid() == 0:
         containment.notes.append("run as root: the process limit is not enforced, and the "
                                  "block can write what root can write")
