@@ -194,7 +194,11 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
                                  f"({err.__class__.__name__}); give objects with title, year, "
                                  "doi, arxiv_id or id") from err
     else:
-        items = references_from_csv(text)
+        try:
+            items = references_from_csv(text)
+        except csv.Error as err:  # a field past the csv module's limit
+            raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one "
+                                 "row per reference under a header") from err
     if not items:
         raise InvalidRequest("the reference list names no paper; give BibTeX entries, a JSON "
                              "list, or CSV with a title, doi, arxiv_id or id column")
@@ -215,10 +219,13 @@ def references_from_csv(text: str) -> list[ReferenceItem]:
                   "eprint": values["arxiv_id"],
                   "author": values["authors"].replace(";", " and ").replace(", ", " and ")}
         item = reference_from_fields(str(number), fields)
-        if item is not None and values["id"]:
-            item = item.model_copy(update={"id": values["id"]})
-        elif item is None and values["id"]:
-            item = ReferenceItem(key=str(number), id=values["id"])
+        if values["id"]:
+            try:  # validated, so that an id past its length is dropped like a bad entry
+                item = ReferenceItem.model_validate(
+                    {**(item.model_dump() if item else {"key": str(number)}),
+                     "id": values["id"]})
+            except ValidationError:
+                pass
         if item is not None:
             items.append(item)
     return items

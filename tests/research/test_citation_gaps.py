@@ -277,3 +277,12 @@ def test_the_route_refuses_bad_cited_ids_and_hostile_bibtex_with_4xx(
         response = client.post("/citation-gaps", json={"draft": draft, "bibtex": hostile})
         assert response.status_code == 422, response.text
         assert "line 1 of the BibTeX" in response.json()["detail"]
+
+
+def test_a_reference_list_that_cannot_be_read_is_a_named_error() -> None:
+    for text in ("title\n" + "x" * 200_000 + "\n", "[" * 100_000):
+        with pytest.raises(InvalidRequest):
+            read_reference_list(text)
+    items = read_reference_list("title,id\nTachyons,\n,\nA,b\nLong," + "x" * 1001 + "\n")
+    assert [(item.title, item.id) for item in items] == [("Tachyons", None), ("A", "b"),
+                                                          ("Long", None)]
