@@ -609,7 +609,7 @@ for folder in (os.environ.get("CRASE_VAR_DIR"), "var", os.path.join("..", "var")
     if folder:
         try:
             with open(os.path.join(folder, "written-by-a-block"), "w") as out:
-                out.write("x")
+                print("x", file=out)
         except OSError:
             pass
 """,

@@ -85,15 +85,33 @@ def facets_schema(min_facets: int, max_facets: int) -> Schema:
 
 
 def assessment_schema(facet_labels: Sequence[str]) -> Schema:
-    """covered_facets may only name the supplied facet labels."""
+    """One of three shapes, as check_assessment wants them: a grade 1-3 covering only the
+    supplied facet labels, a grade 0 covering none, each with both similarities; or no
+    grade (null) with no facets and null similarities. With the similarities merely
+    nullable, Qwen2.5-1.5B graded a paper 0 and left both null."""
     schema = steering_schema(AbstractAssessmentReply)
-    covered = schema["properties"]["covered_facets"]
+    defs = schema.pop("$defs", {})
+    props = schema["properties"]
+    unit = next(option for option in props["task_similarity"]["anyOf"]
+                if option.get("type") != "null")
+    covered = props["covered_facets"]
     if facet_labels:
         covered["items"] = {"enum": list(facet_labels), "type": "string"}
-        covered["maxItems"] = len(facet_labels)
-    else:
-        covered["maxItems"] = 0
-    return schema
+    covered["maxItems"] = len(facet_labels)
+    none: Schema = {**covered, "maxItems": 0}
+    shapes = [
+        ({"enum": [1, 2, 3], "type": "integer"}, covered, unit),
+        ({"enum": [0], "type": "integer"}, none, unit),
+        ({"type": "null"}, none, {"type": "null"}),
+    ]
+    variants = []
+    for grade, facets, similarity in shapes:
+        variant = deepcopy(schema)
+        variant["properties"].update(coverage_level=grade, covered_facets=facets,
+                                     task_similarity=similarity,
+                                     method_similarity=similarity)
+        variants.append(variant)
+    return {"$defs": defs, "anyOf": variants}
 
 
 def neighbour_schema(paper_ids: Sequence[str]) -> Schema:

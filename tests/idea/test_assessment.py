@@ -42,7 +42,7 @@ def test_model_assessments_and_their_unassessed_states() -> None:
         results = ModelAssessor(endpoint).assess(ModelRunner(), structure(), papers)
     good, null, bad, empty = results
     assert (good.status, good.score, good.covered_facets) == ("assessed", 2, ["F1"])
-    assert good.assessor == "model:test/assessor:assess_abstract@1"
+    assert good.assessor == "model:test/assessor:assess_abstract@2"
     assert (null.status, null.score) == ("insufficient", None)
     assert (bad.status, bad.score) == ("failed", None) and bad.failure is not None
     assert "F9" in bad.note

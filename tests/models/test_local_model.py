@@ -242,7 +242,7 @@ def test_idea_high_level_facets(endpoint: ModelEndpoint, runner: ModelRunner) ->
 
 def test_idea_search_queries(endpoint: ModelEndpoint, runner: ModelRunner) -> None:
     reply = assert_valid(generate_search_queries(runner, endpoint, IDEA, FACETS, 4, 2))
-    assert reply.bibliographic_queries
+    assert reply.bibliographic and reply.web
     assert_real_usage(runner, "idea.queries", endpoint.model)
 
 

@@ -65,8 +65,9 @@ def test_unit_scores_and_grades_become_enumerations() -> None:
     # Every enumerated score is one the strict model accepts, and the check still rules.
     reply = EntailmentReply.model_validate({"matrix": [UNIT_STEPS[:3], UNIT_STEPS[-3:]]})
     assert check_entailment(reply, 2, 3) == []
-    grade = assessment_schema(["F1"])["properties"]["coverage_level"]["anyOf"][0]
-    assert grade == {"enum": [0, 1, 2, 3], "type": "integer"}
+    grades = [v["properties"]["coverage_level"] for v in assessment_schema(["F1"])["anyOf"]]
+    assert grades == [{"enum": [1, 2, 3], "type": "integer"},
+                      {"enum": [0], "type": "integer"}, {"type": "null"}]
 
 
 def test_claims_quote_only_the_papers_sentences() -> None:
@@ -132,14 +133,28 @@ def test_plan_asks_for_exactly_the_count() -> None:
 
 
 def test_covered_facets_without_facets_must_be_empty() -> None:
-    covered = assessment_schema([])["properties"]["covered_facets"]
-    assert covered["maxItems"] == 0
-    labelled = assessment_schema(["F1", "F2"])["properties"]["covered_facets"]
+    for variant in assessment_schema([])["anyOf"]:
+        assert variant["properties"]["covered_facets"]["maxItems"] == 0
+    graded, zero, ungraded = assessment_schema(["F1", "F2"])["anyOf"]
+    labelled = graded["properties"]["covered_facets"]
     assert labelled["items"] == {"enum": ["F1", "F2"], "type": "string"}
+    assert zero["properties"]["covered_facets"]["maxItems"] == 0
+
+
+def test_an_assessment_is_graded_with_both_similarities_or_has_neither() -> None:
+    """Qwen2.5-1.5B graded a paper 0 and left both similarities null; the steering schema
+    now offers only the shapes check_assessment accepts."""
+    graded, zero, ungraded = assessment_schema(["F1"])["anyOf"]
+    for variant in (graded, zero):
+        for name in ("task_similarity", "method_similarity"):
+            assert variant["properties"][name] == {"enum": UNIT_STEPS, "type": "number"}
+    for name in ("task_similarity", "method_similarity"):
+        assert ungraded["properties"][name] == {"type": "null"}
+    assert ungraded["properties"]["covered_facets"]["maxItems"] == 0
 
 
 def test_problem_facets_need_one_problem_wherever_they_appear() -> None:
     high_level = steering_schema(HighLevelFacets)
     assert high_level["properties"]["problem_facets"]["minItems"] == 1
-    nested = assessment_schema(["F1"])["$defs"]["HighLevelFacets"]
+    nested = assessment_schema(["F1"])["$defs"]["HighLevelFacets"]  # shared by the shapes
     assert nested["properties"]["problem_facets"]["minItems"] == 1
