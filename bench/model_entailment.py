@@ -159,7 +159,7 @@ def report(settings: Settings, edges: list[Edge], data: dict[str, Any]) -> dict[
     kappa = cohen_kappa(model_keep, offline_keep) if compared else None
     print(f"agreement: {agree}/{len(compared)} verdicts; Cohen's kappa "
           f"{'undefined' if kappa is None else f'{kappa:.2f}'}")
-    disagreements = []
+    disagreements: list[dict[str, Any]] = []
     for edge, mk, ok in zip(compared, model_keep, offline_keep, strict=True):
         if mk != ok and len(disagreements) < 5:
             disagreements.append({

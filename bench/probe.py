@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -375,7 +376,7 @@ class ProbeServer:
 def server_env(database: DatabaseSettings, folder: Path, extra: dict[str, str]) -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1",
             "CRASE_DATABASE__URI": database.bolt_uri(),
-            "CRASE_DATABASE__PASSWORD": database.password,
+            "CRASE_DATABASE__PASSWORD": database.password or "",
             "CRASE_API__API_KEYS": json.dumps([API_KEY]),
             "CRASE_VAR_DIR": str(folder / "var"), **extra}
 
@@ -440,6 +441,11 @@ def cancel_and_wait(client: httpx.Client, run_id: str, timeout_s: float = RUN_WA
     return "still running after its cancel"
 
 
+def more_paths(server: CountingServer, count: int) -> bool:
+    """Has the server seen more than `count` requests?"""
+    return len(server.paths) > count
+
+
 def probe_idea_params(client: httpx.Client, internal: CountingServer) -> Case:
     """Item 2: the operator's URLs, switches and caps are not a request's to set."""
     case = Case("2 idea params: no URL, provider switch or cap from a request")
@@ -462,7 +468,7 @@ def probe_idea_params(client: httpx.Client, internal: CountingServer) -> Case:
             cancel_and_wait(client, run_id)
             case.check(False, f"{what}: accepted (202), above the server's own cap")
             continue
-        status = wait_for_end(client, run_id, lambda n=before: len(internal.paths) > n)
+        status = wait_for_end(client, run_id, partial(more_paths, internal, before))
         with internal.lock:
             reached = internal.paths[before:]
         case.check(not reached, f"{what}: accepted, the run ({status}) sent {len(reached)} "
@@ -540,7 +546,7 @@ def probe_slow_inputs(url: str) -> Case:
     # Unmeasured first calls: the routes load their encoder once.
     timed_post(url, "/code-extract", {"filename": "w.txt", "text": "x = 1", "use_model": False})
     timed_post(url, "/citation-gaps", {"draft": draft})
-    inputs = {
+    inputs: dict[str, tuple[str, dict[str, Any]]] = {
         "code line 'int ' + 'a'*32000 + ';b'": (
             "/code-extract", {"filename": "slow.txt", "text": "int " + "a" * 32_000 + ";b",
                               "use_model": False}),
@@ -707,7 +713,7 @@ def probe_code_runner(database: DatabaseSettings, folder: Path) -> Case:
     environment = runs.get("environment", {})
     printed = str(environment.get("stdout", "")) + str(environment.get("stderr", ""))
     case.check("environment:" in printed and secret not in printed
-               and database.password not in printed,
+               and (database.password or secret) not in printed,
                "environment: " + ("the block did not run" if "environment:" not in printed
                                   else "the service's secrets reached the block"))
     written = list(folder.rglob("written-by-a-block"))
