@@ -122,7 +122,7 @@ def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[
         if tracked is None or tracked.status in WITH_RESULTS:
             raise
         return {**live_view(tracked_record(tracked), tracked), "outcome": None, "seeds": [],
-                "results": []}
+                "results": [], "prior_works": [], "derivative_works": []}
     if record is None and tracked is None:
         raise RunNotFound(f"no run with id {run_id!r}")
     if tracked is not None:

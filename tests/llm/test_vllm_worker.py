@@ -56,7 +56,7 @@ def test_batches_repair_once_and_leave_failures_none() -> None:
     np.testing.assert_allclose(matrices[1], [[0.75], [0.25]])
     assert matrices[2] is None and matrices[3] is None
     assert engine.batches == [3, 2]  # one batch, then one repair batch
-    assert (scorer.name, scorer.version) == ("model:small/3b:score_entailment", "1")
+    assert (scorer.name, scorer.version) == ("model:small/3b:score_entailment", "2")
     assert scorer.usage.failed == 2 and scorer.usage.prompt_tokens == 5 * 300
     ledger = scorer.ledger.to_dict()
     assert ledger["totals"]["repaired"] == 1
