@@ -66,7 +66,7 @@ def test_the_deadline_spans_the_retries(chat_server: ChatServer,
 
     assert isinstance(outcome, ModelFailure) and outcome.kind == "timeout"
     assert "call deadline" in outcome.detail and "after 2 retries" in outcome.detail
-    assert time.monotonic() - started < 1.8
+    assert time.monotonic() - started < 2.5  # the request count above is the exact check
     assert outcome.usage.requests == 3
 
 
@@ -79,7 +79,7 @@ def test_the_deadline_covers_the_repair_request(chat_server: ChatServer,
 
     assert isinstance(outcome, ModelFailure) and outcome.kind == "timeout"
     assert outcome.usage.requests == 2  # the reply and its repair request
-    assert time.monotonic() - started < 1.8
+    assert time.monotonic() - started < 2.8  # the repair's reply would come at 3 s
 
 
 def test_time_queued_behind_the_concurrency_limit_does_not_count(
