@@ -213,7 +213,8 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                                             p.k, request.exclude)
                              if p.fill == "text" else (ranked, []))
     with run.stage("evidence"):
-        result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text)
+        result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text,
+                                  weighted=not uniform)
         _attach_seed_places(result.results, result.seeds, restart)
     with run.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
@@ -230,16 +231,20 @@ def seed_rules(p: SearchSettings) -> SeedRules:
 
 
 def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
-             pruned: PrunedGraph, orientation: str,
-             from_text: list[str]) -> list[RankedPaper]:
+             pruned: PrunedGraph, orientation: str, from_text: list[str],
+             weighted: bool) -> list[RankedPaper]:
+    """The ranked papers with their evidence; claim pairs only where the walk weighed its
+    edges by Delta (a uniform run's edges are plain citations, even where another run
+    stored claims and matrices on them)."""
     ids = [paper for paper, _ in ranked]
     evidence = build_evidence(ids, pruned.edges, pruned.seeds, orientation)
     for paper in from_text:
         evidence[paper].text_match = True
-    edges = sorted({(e.citing, e.cited) for ev in evidence.values() for e in ev.edges()})
-    papers_on_edges = sorted({p for edge in edges for p in edge})
-    attach_claim_pairs(evidence, read_matrices(graph, backends.scorer, edges),
-                       read_claims(graph, papers_on_edges, backends.extractor.name))
+    if weighted:
+        edges = sorted({(e.citing, e.cited) for ev in evidence.values() for e in ev.edges()})
+        papers_on_edges = sorted({p for edge in edges for p in edge})
+        attach_claim_pairs(evidence, read_matrices(graph, backends.scorer, edges),
+                           read_claims(graph, papers_on_edges, backends.extractor.name))
     papers = {row["id"]: row for row in graph.read("read_papers", ids=ids)}
     return [RankedPaper(rank, pid, round(score, 8), papers[pid]["title"] or "",
                         papers[pid]["year"], papers[pid]["authors"] or [], evidence[pid])

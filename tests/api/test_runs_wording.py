@@ -22,9 +22,11 @@ QUERY = "black hole in three dimensional space time with a negative cosmological
 DELTA_NUMBER = re.compile(r"Delta \d")
 
 
-def search(capsys: pytest.CaptureFixture[str], weighting: str) -> str:
+def search(capsys: pytest.CaptureFixture[str], weighting: str) -> tuple[str, str]:
+    """The run id and what the search printed."""
     assert main(["search", QUERY, "-k", "12", "--weighting", weighting]) == 0
-    return capsys.readouterr().out.split()[1].rstrip(":")
+    printed = capsys.readouterr().out
+    return printed.split()[1].rstrip(":"), printed
 
 
 def test_a_uniform_run_names_no_delta_anywhere(graph: Graph, cli_env: Path,
@@ -32,8 +34,10 @@ def test_a_uniform_run_names_no_delta_anywhere(graph: Graph, cli_env: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["load", str(write_sample_slice(cli_env / "slice")), "--quiet"]) == 0
     capsys.readouterr()
-    scored = search(capsys, "coverage")  # stores Delta and claims on the shared edges
-    uniform = search(capsys, "uniform")
+    scored, scored_printed = search(capsys, "coverage")  # stores Delta and claims ...
+    uniform, uniform_printed = search(capsys, "uniform")  # ... on edges this run walks
+    assert DELTA_NUMBER.search(scored_printed)
+    assert not DELTA_NUMBER.search(uniform_printed) and "grounded by" not in uniform_printed
 
     assert main(["show", uniform]) == 0
     shown = capsys.readouterr().out
