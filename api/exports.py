@@ -2,7 +2,9 @@
 
 Every format carries the paper's rank and score in the run, so a reference manager keeps
 why the paper is on the list, and the paper's links (crase.paper_links), so it can open
-the paper. BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
+the paper. A search's prior and derivative works (run_views.related_works) are always in
+its JSON; the other formats add them on request (`related`), after the results, each with
+why it is listed and a keyword (a tag in Zotero) naming its list. BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
 lower-case them); CSV and RIS, read by people and spreadsheets, carry plain Unicode
 (crase.scoring.tex.tex_to_unicode); JSON carries the fields as the graph holds them.
 """
@@ -42,7 +44,10 @@ MEDIA_TYPES = {
 EXTENSIONS = {ExportFormat.JSON: "json", ExportFormat.CSV: "csv", ExportFormat.BIBTEX: "bib",
               ExportFormat.RIS: "ris"}
 CSV_COLUMNS = ("rank", "score", "id", "title", "authors", "year", "venue", "journal_ref",
-               "arxiv_id", "doi", "url", "links", "abstract")
+               "arxiv_id", "doi", "url", "links", "abstract", "list", "why")
+# The run's two related lists, by the word that names each in an export.
+RELATED_LISTS = {"prior_works": "prior work", "derivative_works": "derivative work"}
+RESULT = "result"
 # Fields a reader sees as text: TeX in them becomes Unicode in CSV and RIS.
 READABLE_FIELDS = ("title", "abstract", "venue", "journal_ref")
 VERBATIM_FIELDS = ("url", "doi")
@@ -59,18 +64,34 @@ class Export:
 
 
 def export_run(graph: Graph, run_id: str, tracked: TrackedRun | None,
-               export_format: ExportFormat) -> Export:
+               export_format: ExportFormat, related: bool = False) -> Export:
+    """The run in `export_format`; with `related`, a search's BibTeX, RIS or CSV also lists
+    its prior and derivative works (its JSON always has them)."""
     record = require_finished(graph, run_id, tracked)
     results = read_results(graph, run_id, is_weighted(record))
-    if export_format is ExportFormat.JSON:
-        body = to_json(record, results, related_works(graph, run_id, len(results))
-                       if record["kind"] == "search" else {})
+    is_json = export_format is ExportFormat.JSON
+    lists = (related_works(graph, run_id, len(results))
+             if record["kind"] == "search" and (is_json or related) else {})
+    if is_json:
+        body = to_json(record, results, lists)
     else:
         writers = {ExportFormat.CSV: to_csv, ExportFormat.BIBTEX: to_bibtex,
                    ExportFormat.RIS: to_ris}
-        body = writers[export_format](record, results)
+        body = writers[export_format](record, results, related_entries(lists))
     return Export(body, MEDIA_TYPES[export_format],
-                  f"crase-run-{run_id}.{EXTENSIONS[export_format]}")
+                  f"crase-run-{run_id}{'-related' if lists and not is_json else ''}"
+                  f".{EXTENSIONS[export_format]}")
+
+
+def related_entries(lists: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The prior and derivative works the run did not return (those it did are already in
+    the export), each once and marked with its list; a paper on both lists is a prior work."""
+    entries: dict[str, dict[str, Any]] = {}
+    for name, word in RELATED_LISTS.items():
+        for work in lists.get(name, []):
+            if work["rank"] is None:
+                entries.setdefault(work["id"], {**work, "list": word})
+    return list(entries.values())
 
 
 # JSON ---------------------------------------------------------------------------------------
@@ -85,11 +106,12 @@ def to_json(record: dict[str, Any], results: list[dict[str, Any]],
 
 
 # CSV ----------------------------------------------------------------------------------------
-def to_csv(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
+def to_csv(record: dict[str, Any], results: list[dict[str, Any]],
+           related: list[dict[str, Any]] | None = None) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
-    for paper in results:
+    for paper in [{**paper, "list": RESULT} for paper in results] + (related or []):
         row = {**paper, "url": best_link(paper),
                "links": " ".join(paper_links(paper).values()),
                "authors": "; ".join(readable(author) for author in paper["authors"])}
@@ -110,8 +132,9 @@ def readable(value: Any) -> Any:
 
 
 # BibTeX -------------------------------------------------------------------------------------
-def to_bibtex(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
-    return "\n".join(bibtex_entry(record["id"], paper) for paper in results)
+def to_bibtex(record: dict[str, Any], results: list[dict[str, Any]],
+              related: list[dict[str, Any]] | None = None) -> str:
+    return "\n".join(bibtex_entry(record["id"], paper) for paper in results + (related or []))
 
 
 def bibtex_entry(run_id: str, paper: dict[str, Any]) -> str:
@@ -127,6 +150,7 @@ def bibtex_entry(run_id: str, paper: dict[str, Any]) -> str:
         ("archivePrefix", "arXiv" if paper.get("arxiv_id") else None),
         ("abstract", paper.get("abstract")),
         ("note", provenance(run_id, paper)),
+        ("keywords", list_keyword(paper)),
     ]
     body = ",\n".join(f"  {name} = {bibtex_field(name, value)}" for name, value in fields
                       if value not in (None, ""))
@@ -199,14 +223,23 @@ def braces_balance(text: str) -> bool:
 
 
 def provenance(run_id: str, paper: dict[str, Any]) -> str:
+    if paper.get("list", RESULT) != RESULT:
+        return f"Crase run {run_id}, {paper['list']}: {paper['why']}"
     # Idea runs rank without a score; searches have both.
     score = f", score {paper['score']:.6g}" if paper.get("score") is not None else ""
     return f"Crase run {run_id}, rank {paper['rank']}{score}"
 
 
+def list_keyword(paper: dict[str, Any]) -> str | None:
+    """A related work's list as a keyword ("Crase prior work"), which Zotero makes a tag."""
+    listed = paper.get("list", RESULT)
+    return None if listed == RESULT else f"Crase {listed}"
+
+
 # RIS ----------------------------------------------------------------------------------------
-def to_ris(record: dict[str, Any], results: list[dict[str, Any]]) -> str:
-    return "".join(ris_entry(record["id"], paper) for paper in results)
+def to_ris(record: dict[str, Any], results: list[dict[str, Any]],
+           related: list[dict[str, Any]] | None = None) -> str:
+    return "".join(ris_entry(record["id"], paper) for paper in results + (related or []))
 
 
 def ris_entry(run_id: str, paper: dict[str, Any]) -> str:
@@ -223,7 +256,7 @@ def ris_entry(run_id: str, paper: dict[str, Any]) -> str:
     lines += [("UR", url) for url in [best, *(u for u in links.values() if u != best)] if url]
     lines += [("AB", readable(paper.get("abstract"))),
               ("N1", f"arXiv:{paper['arxiv_id']}" if paper.get("arxiv_id") else None),
-              ("N1", provenance(run_id, paper))]
+              ("N1", provenance(run_id, paper)), ("KW", list_keyword(paper))]
     text = "".join(f"{tag}  - {' '.join(str(value).split())}\r\n" for tag, value in lines
                    if value not in (None, ""))
     return text + "ER  - \r\n\r\n"

@@ -65,6 +65,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("run_id", help="the run id (see `crase runs`)")
     export.add_argument("--format", choices=[f.value for f in ExportFormat],
                         default=ExportFormat.BIBTEX.value, help="default bibtex")
+    export.add_argument("--related", action="store_true",
+                        help="a search's prior and derivative works too, after its results, "
+                             "tagged by list (JSON always has them)")
     export.add_argument("--out", type=Path, help="write to this file instead of stdout")
     export.set_defaults(handler=export_results)
 
@@ -238,7 +241,7 @@ def export_results(args: argparse.Namespace, settings: Settings) -> int:
                           "a file in a folder that does")
     graph = Graph.connect(settings.database)
     try:
-        export = export_run(graph, args.run_id, None, ExportFormat(args.format))
+        export = export_run(graph, args.run_id, None, ExportFormat(args.format), args.related)
     except RunNotFound as err:
         raise RunNotFound(f"{err}; {FIND_THEM}") from err
     finally:

@@ -227,8 +227,9 @@ class PageController(UiController):
     @get("/runs/{run_id:str}/export", sync_to_thread=True)
     def download(self, run_id: FromPath[str], graph: NamedDependency[Graph],
                  registry: NamedDependency[RunRegistry],
-                 format: FromQuery[ExportFormat] = ExportFormat.BIBTEX) -> Response[str]:
-        export = export_run(graph, run_id, registry.get(run_id), format)
+                 format: FromQuery[ExportFormat] = ExportFormat.BIBTEX,
+                 related: FromQuery[bool] = False) -> Response[str]:
+        export = export_run(graph, run_id, registry.get(run_id), format, related)
         return Response(export.body, media_type=export.media_type, headers={
             "Content-Disposition": f'attachment; filename="{export.filename}"'})
 

@@ -238,8 +238,11 @@ class RunController(Controller):
                        registry: NamedDependency[RunRegistry],
                        format: Annotated[ExportFormat, Parameter(  # the query's own name
                            description="json, csv, bibtex or ris")] = ExportFormat.JSON,
+                       related: Annotated[bool, Parameter(description=(
+                           "a search's prior and derivative works too, after its results "
+                           "(CSV, BibTeX, RIS; JSON always has them)"))] = False,
                        ) -> Response[str]:
-        export = export_run(graph, run_id, registry.get(run_id), format)
+        export = export_run(graph, run_id, registry.get(run_id), format, related)
         return Response(export.body, media_type=export.media_type, headers={
             "Content-Disposition": f'attachment; filename="{export.filename}"'})
 

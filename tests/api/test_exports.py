@@ -17,6 +17,7 @@ from crase.api.exports import (
     bibtex_entry,
     bibtex_key,
     bibtex_value,
+    related_entries,
     ris_entry,
     to_bibtex,
     to_csv,
@@ -127,6 +128,45 @@ def test_csv_of_sample_rows_is_plain_unicode_with_links() -> None:
     assert rows[1]["authors"] == "Curtis G. Callan Jr.; Igor R. Klebanov"
     assert rows[2]["title"].startswith("On N=8 Supergravity on AdS_5 and")
     assert rows[4]["authors"].endswith("Jesús Puente Peñalba")
+
+
+def related_lists() -> dict[str, list[dict[str, Any]]]:
+    """Prior and derivative works as run_views.related_works gives them: 9511173 was
+    returned, 9802203 is on both lists."""
+    def work(paper_id: str, rank: int | None, why: str) -> dict[str, Any]:
+        row = {**result_row(paper_id, 1), "rank": rank, "why": why, "count": 2}
+        return {k: v for k, v in row.items() if k not in ("score", "evidence", "abstract")}
+    return {"prior_works": [work("9511173", 2, "cited by 2 of the 5 returned papers"),
+                            work("9802203", None, "cited by 2 of the 5 returned papers")],
+            "derivative_works": [work("9802203", None, "cites 2 of the 5 returned papers"),
+                                 work("9511222", None, "cites 2 of the 5 returned papers")]}
+
+
+def test_related_works_follow_the_results_once_each_tagged_by_list() -> None:
+    related = related_entries(related_lists())
+    assert [(work["id"], work["list"]) for work in related] == [
+        ("9802203", "prior work"), ("9511222", "derivative work")]
+    results = sample_results()[:2]
+
+    entries = parsed_bibtex(to_bibtex({"id": "run1"}, results, related))
+    assert list(entries) == ["Banados1992_9204099", "Callan1995_9511173",
+                             "Ferrara1998_9802203", "Bershadsky1995_9511222"]
+    assert "keywords" not in entries["Banados1992_9204099"]
+    assert entries["Ferrara1998_9802203"]["keywords"] == "Crase prior work"
+    assert entries["Ferrara1998_9802203"]["note"] == (
+        "Crase run run1, prior work: cited by 2 of the 5 returned papers")
+    assert entries["Bershadsky1995_9511222"]["keywords"] == "Crase derivative work"
+
+    records = rispy.loads(to_ris({"id": "run1"}, results, related))
+    assert [(r["id"], r.get("keywords")) for r in records] == [
+        ("9204099", None), ("9511173", None), ("9802203", ["Crase prior work"]),
+        ("9511222", ["Crase derivative work"])]
+    assert records[3]["urls"] == ["https://arxiv.org/abs/hep-th/9511222"]
+
+    rows = list(csv.DictReader(io.StringIO(to_csv({}, results, related))))
+    assert [(row["rank"], row["list"]) for row in rows] == [
+        ("1", "result"), ("2", "result"), ("", "prior work"), ("", "derivative work")]
+    assert rows[3]["why"] == "cites 2 of the 5 returned papers" and rows[0]["why"] == ""
 
 
 def test_bibtex_entry_escapes_and_keeps_provenance() -> None:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+import rispy
 from litestar.testing import TestClient
 
 from crase.api.cli import main
@@ -74,6 +75,18 @@ def test_a_uniform_run_names_no_delta_anywhere(graph: Graph, cli_env: Path,
     printed = capsys.readouterr().out
     assert "Prior works" in printed and "Derivative works" in printed
     assert prior[0]["why"] in printed
+    # ... and, on request, in the reference-manager formats, after the results.
+    not_returned = [w for w in prior if w["rank"] is None]
+    ris = client.get(f"/runs/{uniform}/export", params={"format": "ris", "related": True})
+    tagged = [r["id"] for r in rispy.loads(ris.text)
+              if r.get("keywords") == ["Crase prior work"]]
+    assert not_returned and tagged == [w["id"] for w in not_returned]
+    assert "related" in ris.headers["content-disposition"]
+    plain = client.get(f"/runs/{uniform}/export", params={"format": "ris"}).text
+    assert len(rispy.loads(plain)) == len(http_view["results"])
+    out = cli_env / "related.bib"
+    assert main(["export", uniform, "--related", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").count("Crase prior work") == len(not_returned)
 
 
 def test_two_papers_are_connected_by_their_shortest_paths(

@@ -174,6 +174,9 @@ def test_a_search_from_login_to_graph_cards_and_bibtex(browser: Any, live_server
     find(browser, "#download-bibtex").click()
     bibtex = downloaded(browser, ".bib")
     assert bibtex.count("@") >= RESULTS and re.search(r"\brank 1\b", bibtex)
+    # The same formats with the run's prior and derivative works; JSON always has them.
+    related = find(browser, "#download-ris-related").get_attribute("href")
+    assert related.endswith("format=ris&related=true")
 
     run_url = browser.current_url
     browser.set_window_size(*PHONE)
