@@ -4,7 +4,9 @@ Every format carries the paper's rank and score in the run, so a reference manag
 why the paper is on the list, and the paper's links (crase.paper_links), so it can open
 the paper. A search's prior and derivative works (run_views.related_works) are always in
 its JSON; the other formats add them on request (`related`), after the results, each with
-why it is listed and a keyword (a tag in Zotero) naming its list. BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
+why it is listed and a keyword (a tag in Zotero) naming its list.
+
+BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
 lower-case them); CSV and RIS, read by people and spreadsheets, carry plain Unicode
 (crase.scoring.tex.tex_to_unicode); JSON carries the fields as the graph holds them.
 """
