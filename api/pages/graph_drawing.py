@@ -7,17 +7,26 @@ axis, by year. Circles are sized by score; the returned papers and the seeds car
 Drawn on the server, so the browser only paints and moves the view box: no layout library,
 and a 300-paper, 3,000-edge run is one page of plain SVG.
 
-Why this layout: the year columns it replaced gave the vertical axis no meaning and drew
-292 unlabelled dots in a wall; a force layout on the retained edges was tried too, but it
-puts the few hub papers in one knot and moves every paper from one run to the next, while
-year against score reads at a glance (old and central, top left; recent and central, top
-right) and holds still (docs/web.md has both screenshots).
+The page's other layout, `?layout=force` (the Layout select), hands the same papers to
+force_layout.py and draws them with the same shapes, labels and edges, without axes or
+band.
+
+Why year/score is the default: the year columns it replaced gave the vertical axis no
+meaning and drew 292 unlabelled dots in a wall. On the committed sample's 30-result run
+(docs/web.md has both screenshots) the force layout labels all 31 papers shown where
+year/score labels 21 (the other ten sit in a knot of 1996-1998 papers scored 0.006 to
+0.009), and it does not knot the hubs; but it shows the year by colour only and the score
+by circle size only, so when a paper appeared and how far the best one stands above the
+rest, the questions this page is for, are no longer read at a glance; and on a
+262-paper run its best-ranked papers sit unlabelled in a dense core.
 """
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
+from crase.api.pages.force_layout import Frame, force_layout
 from crase.ingest.records import NAME_SUFFIX
 from crase.scoring.tex import tex_to_unicode
 
@@ -37,6 +46,27 @@ EDGE_OPACITY = 0.5
 YEAR_CLASSES = 8  # colour by year: y0 (oldest) .. y7 (newest), CSS holds the palette
 LABEL_FONT = 11.0
 CHAR_WIDTH = 6.1  # an estimate of a label character's width at LABEL_FONT
+EDGE_ROOM = 6.0  # a label keeps this far from the drawing's sides (wide letters run over)
+FORCE_HEIGHT = 540.0  # the force layout's drawing: no band, no year labels under it
+FORCE_SIDE = 64.0  # room left and right of the outermost circles for their labels
+FORCE_TOP = 24.0
+
+
+class Layout(StrEnum):
+    """How the page places the papers: `?layout=` on the graph page."""
+
+    YEAR_SCORE = "year-score"
+    FORCE = "force"
+
+
+def layout_named(name: str) -> Layout:
+    """The layout a page asked for; ValueError, with the choices, for any other name."""
+    try:
+        return Layout(name)
+    except ValueError:
+        choices = " or ".join(layout.value for layout in Layout)
+        raise ValueError(f"{name!r} is not a layout of the graph; give {choices} "
+                         f"({Layout.YEAR_SCORE.value} is the default)") from None
 
 
 @dataclass(frozen=True)
@@ -277,22 +307,23 @@ def rank_order(node: dict[str, Any]) -> tuple[bool, int, str]:
 
 
 def place_labels(shapes: list[NodeShape], nodes: dict[str, dict[str, Any]],
-                 ) -> dict[str, Label]:
+                 width: float = WIDTH) -> dict[str, Label]:
     """A label for each seed and returned paper, best rank first: to the right of its
-    circle, else left, above or below, wherever it overlaps no label placed before and no
-    circle; where nothing fits, a spare label (shown when zoomed in) on the right."""
+    circle, else left, above or below, wherever it stays inside the drawing's width and
+    overlaps no label placed before and no circle; where nothing fits, a spare label
+    (shown when zoomed in) on the right."""
     boxes: list[tuple[float, float, float, float]] = []
     circles = [(s.x - s.r, s.y - s.r, s.x + s.r, s.y + s.r) for s in shapes if s.central]
     labels = {}
     for shape in sorted((s for s in shapes if s.central),
                         key=lambda s: rank_order(nodes[s.id])):
         text = label_text(nodes[shape.id])
-        width, height = len(text) * CHAR_WIDTH, LABEL_FONT
         fitted = None
         own = (shape.x - shape.r, shape.y - shape.r, shape.x + shape.r, shape.y + shape.r)
         obstacles = boxes + [c for c in circles if c != own]
-        for x, y, anchor, box in label_places(shape, width, height):
-            if not any(overlaps(box, other) for other in obstacles):
+        for x, y, anchor, box in label_places(shape, len(text) * CHAR_WIDTH, LABEL_FONT):
+            inside = box[0] >= EDGE_ROOM and box[2] <= width - EDGE_ROOM
+            if inside and not any(overlaps(box, other) for other in obstacles):
                 fitted = Label(text, round(x, 1), round(y, 1), anchor, spare=False)
                 boxes.append(box)
                 break
@@ -321,31 +352,63 @@ def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def draw_evidence_graph(view: dict[str, Any]) -> Drawing:
+def draw_evidence_graph(view: dict[str, Any], layout: Layout = Layout.YEAR_SCORE) -> Drawing:
     """Positions and styles for the nodes and edges of `evidence_graph`'s view."""
     years, scores = year_axis(view["nodes"]), score_axis(view["nodes"])
     placed, band_bottom = place_nodes(view["nodes"], years, scores)
+    if layout is Layout.FORCE:
+        return drawing_of(view, force_placed(view, placed), years, FORCE_HEIGHT)
+    has_band = any(n["rank"] is None for n in view["nodes"])
+    height = (band_bottom if has_band else TOP + PLOT_HEIGHT) + BOTTOM
+    return drawing_of(view, placed, years, round(height, 1), ticks=(years, scores),
+                      band_top=TOP + PLOT_HEIGHT + BAND_GAP if has_band else None)
+
+
+def force_placed(view: dict[str, Any], placed: dict[str, tuple[float, float, float]],
+                 ) -> dict[str, tuple[float, float, float]]:
+    """The papers moved by the force layout, which starts from the year/score places (so
+    that it is the same every time). The papers shown by default are pulled along the
+    retained edges, the ones a reader sees; the others along every edge, pruned ones
+    too, since a cut paper may have no other, and each is worth placing near the papers
+    it cites or is cited by. Each paper keeps its size."""
+    retained = [(e["citing"], e["cited"]) for e in view["edges"] if e["retained"]]
+    every = [(e["citing"], e["cited"]) for e in view["edges"]]
+    shown = {n["id"] for n in view["nodes"] if is_central(n)}
+    frame = Frame(FORCE_SIDE, FORCE_TOP, WIDTH - FORCE_SIDE, FORCE_HEIGHT - FORCE_TOP)
+    spots = force_layout(list(placed), retained,
+                         {p: (x, y) for p, (x, y, _) in placed.items()},
+                         {p: r for p, (_, _, r) in placed.items()}, shown, frame,
+                         context_links=every)
+    return {paper: (*spots[paper], placed[paper][2]) for paper in placed}
+
+
+def is_central(node: dict[str, Any]) -> bool:
+    """A seed or a returned paper: drawn by default."""
+    return bool(node["seed"]) or node["rank"] is not None
+
+
+def drawing_of(view: dict[str, Any], placed: dict[str, tuple[float, float, float]],
+               years: YearAxis, height: float, ticks: tuple[YearAxis, ScoreAxis] | None = None,
+               band_top: float | None = None) -> Drawing:
+    """The drawing of papers already placed: shapes, labels and edges; the axes' ticks
+    where the places mean a year and a score."""
     by_id = {n["id"]: n for n in view["nodes"]}
     shapes = {}
     for node in view["nodes"]:
         x, y, r = placed[node["id"]]
-        roles = node_roles(node)
         shapes[node["id"]] = NodeShape(
             id=node["id"], title=node["title"] or node["id"], year=node["year"],
-            x=round(x, 1), y=round(y, 1), r=round(r, 2), roles=roles, rank=node["rank"],
-            score=node["score"], central=node["seed"] or node["rank"] is not None,
+            x=round(x, 1), y=round(y, 1), r=round(r, 2), roles=node_roles(node),
+            rank=node["rank"], score=node["score"], central=is_central(node),
             year_class=year_class(node["year"], years), label=None)
     labels = place_labels(list(shapes.values()), by_id)
     shapes = {paper: NodeShape(**{**shape.__dict__, "label": labels.get(paper)})
               for paper, shape in shapes.items()}
     edges = draw_edges(view["edges"], shapes)
-    has_band = any(n["rank"] is None for n in view["nodes"])
-    height = (band_bottom if has_band else TOP + PLOT_HEIGHT) + BOTTOM
     thinning = thinning_for(sum(1 for e in edges if e.retained and not e.context))
     # Big circles first, so a small one on top of a big one can still be clicked.
-    return Drawing(width=WIDTH, height=round(height, 1), years=years.ticks(),
-                   scores=scores.ticks(),
-                   band_top=TOP + PLOT_HEIGHT + BAND_GAP if has_band else None,
+    return Drawing(width=WIDTH, height=height, years=ticks[0].ticks() if ticks else [],
+                   scores=ticks[1].ticks() if ticks else [], band_top=band_top,
                    nodes=sorted(shapes.values(), key=lambda n: (n.central, -n.r)),
                    edges=edges, edge_opacity=round(max(0.15, EDGE_OPACITY * thinning), 3))
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
+from litestar.exceptions import ValidationException
 from litestar.params import Body, FromPath, FromQuery, QueryParameter
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
@@ -35,7 +36,7 @@ from crase.api.pages.forms import (
     search_defaults,
     search_request,
 )
-from crase.api.pages.graph_drawing import draw_evidence_graph
+from crase.api.pages.graph_drawing import Layout, draw_evidence_graph, layout_named
 from crase.api.pages.idea_summary import summarize_audit
 from crase.api.pages.rendering import STATIC, error_page, render_page
 from crase.api.pages.result_views import (
@@ -196,12 +197,19 @@ class PageController(UiController):
     @get("/runs/{run_id:str}/graph", sync_to_thread=True)
     def graph_page(self, request: Request[Any, Any, Any], run_id: FromPath[str],
                    graph: NamedDependency[Graph],
-                   registry: NamedDependency[RunRegistry]) -> Response[str]:
+                   registry: NamedDependency[RunRegistry],
+                   layout: Annotated[str, QueryParameter(max_length=40)] = Layout.YEAR_SCORE.value,
+                   ) -> Response[str]:
+        try:
+            chosen = layout_named(layout)
+        except ValueError as err:  # a 400 worded as every other bad query value is
+            raise ValidationException(f"layout: {err}", extra=[
+                {"key": "layout", "message": str(err), "source": "query"}]) from None
         tracked = registry.get(run_id)
         view = weighed_graph(evidence_graph(graph, run_id, tracked))
         return render_page(request, "graph.html", view=view,
-                           weighted=view["weighting"] == "coverage",
-                           drawing=draw_evidence_graph(view),
+                           weighted=view["weighting"] == "coverage", layout=chosen.value,
+                           drawing=draw_evidence_graph(view, chosen),
                            linked=linked_results(describe_run(graph, run_id, tracked)))
 
     @get("/runs/{run_id:str}/edge", sync_to_thread=True)

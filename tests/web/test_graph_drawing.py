@@ -1,8 +1,12 @@
 """The layout of the evidence graph (no database): year across and score up, styles by
 role, size by score, Delta as thickness, labels that do not overlap, and the default view
-(seeds, returned papers and the edges among them)."""
+(seeds, returned papers and the edges among them); the force layout, the page's other
+layout: the same every time, inside the drawing, circles apart, linked papers together."""
 
+import math
 from typing import Any
+
+import pytest
 
 from crase.api.pages.graph_drawing import (
     CHAR_WIDTH,
@@ -10,9 +14,11 @@ from crase.api.pages.graph_drawing import (
     MAX_RADIUS,
     MIN_RADIUS,
     UNKNOWN_YEAR,
+    Layout,
     draw_evidence_graph,
     edge_width,
     first_surname,
+    layout_named,
 )
 
 
@@ -131,3 +137,84 @@ def test_the_default_view_is_the_seeds_the_results_and_the_edges_among_them() ->
     assert context == {("r", "s"): False, ("k1", "s"): True, ("k2", "k1"): True,
                        ("k2", "s"): False}
     assert {n.id for n in drawing.nodes if n.central} == {"s", "r"}
+
+
+def clustered_view(papers: int = 36, context: int = 120) -> dict[str, Any]:
+    """Three groups of returned papers, each citing within its group, one citation between
+    groups, years and scores mixed so that the year/score start does not already group
+    them; and papers not returned, each citing one of them."""
+    nodes = [node(f"p{i:02d}", 1990 + (i * 7) % 25, seed=i < 3, rank=i + 1,
+                  score=1 / (1 + (i * 5) % 11)) for i in range(papers)]
+    group = {f"p{i:02d}": i % 3 for i in range(papers)}
+    ids = sorted(group)
+    edges = [edge(a, b, None) for n, a in enumerate(ids) for b in ids[n + 1:]
+             if group[a] == group[b] and (int(a[1:]) + int(b[1:])) % 4 == 0]
+    edges += [edge("p00", "p01", None), edge("p01", "p02", None)]
+    nodes += [node(f"c{i:03d}", 1985 + i % 30, kept=i % 4 != 0) for i in range(context)]
+    edges += [edge(f"c{i:03d}", ids[i % papers], None, retained=i % 4 != 0)
+              for i in range(context)]
+    return {"nodes": nodes, "edges": edges}
+
+
+def test_the_force_layout_draws_the_same_every_time() -> None:
+    view = clustered_view()
+    shuffled = {"nodes": view["nodes"][::-1], "edges": view["edges"][::-1]}
+    first = draw_evidence_graph(view, Layout.FORCE)
+    again, reordered = draw_evidence_graph(view, Layout.FORCE), draw_evidence_graph(
+        shuffled, Layout.FORCE)
+    spots = {n.id: (n.x, n.y) for n in first.nodes}
+    assert spots == {n.id: (n.x, n.y) for n in again.nodes}
+    assert spots == {n.id: (n.x, n.y) for n in reordered.nodes}
+    # It is a layout of its own: no axis, no band, and the papers moved.
+    assert first.years == [] and first.scores == [] and first.band_top is None
+    year_score = {n.id: (n.x, n.y) for n in draw_evidence_graph(view).nodes}
+    assert sum(spots[p] != year_score[p] for p in spots) > len(spots) // 2
+
+
+def test_the_force_layout_keeps_every_paper_inside_the_drawing() -> None:
+    drawing = draw_evidence_graph(clustered_view(papers=60, context=300), Layout.FORCE)
+    for shape in drawing.nodes:
+        assert 0 <= shape.x - shape.r and shape.x + shape.r <= drawing.width, shape
+        assert 0 <= shape.y - shape.r and shape.y + shape.r <= drawing.height, shape
+
+
+def test_the_force_layout_keeps_the_shown_circles_apart() -> None:
+    drawing = draw_evidence_graph(clustered_view(), Layout.FORCE)
+    central = [n for n in drawing.nodes if n.central]
+    for i, a in enumerate(central):
+        for b in central[i + 1:]:
+            distance = ((a.x - b.x) ** 2 + (a.y - b.y) ** 2) ** 0.5
+            assert distance >= 0.9 * (a.r + b.r), (a.id, b.id, distance)
+
+
+def test_the_force_layout_puts_linked_papers_closer_than_unlinked_ones() -> None:
+    view = clustered_view()
+    drawing = draw_evidence_graph(view, Layout.FORCE)
+    spots = {n.id: (n.x, n.y) for n in drawing.nodes if n.central}
+    linked = {frozenset((e["citing"], e["cited"])) for e in view["edges"]
+              if e["citing"] in spots and e["cited"] in spots}
+    ids = sorted(spots)
+    pairs = [frozenset((a, b)) for n, a in enumerate(ids) for b in ids[n + 1:]]
+
+    def mean_distance(chosen: list[frozenset[str]]) -> float:
+        return sum(math.dist(*(spots[p] for p in pair)) for pair in chosen) / len(chosen)
+
+    near = mean_distance([p for p in pairs if p in linked])
+    far = mean_distance([p for p in pairs if p not in linked])
+    assert near < 0.6 * far, (near, far)
+
+
+def test_the_force_layout_draws_a_lone_paper_and_a_run_with_nothing_shown() -> None:
+    lone = draw_evidence_graph({"nodes": [node("a", 2000, seed=True, rank=1, score=0.5)],
+                                "edges": []}, Layout.FORCE)
+    assert [(n.x, n.y) for n in lone.nodes] == [(lone.width / 2, lone.height / 2)]
+    unshown = draw_evidence_graph({"nodes": [node("c", 2000), node("d", 2001, kept=False)],
+                                   "edges": [edge("c", "d", None)]}, Layout.FORCE)
+    assert len({(n.x, n.y) for n in unshown.nodes}) == 2
+
+
+def test_a_layout_is_named_or_refused_with_the_choices() -> None:
+    assert layout_named("force") is Layout.FORCE
+    assert layout_named("year-score") is Layout.YEAR_SCORE
+    with pytest.raises(ValueError, match="give year-score or force"):
+        layout_named("spring")

@@ -1,7 +1,8 @@
 """The evidence graph as a reader meets it, in headless Chromium over the committed sample:
 labels on the returned papers, zoom and pan on the view box, the list beside the drawing
 lighting up a result's paper and its path from the seed, a node's click scrolling the list
-to it; the evidence worded by the run's weighting; the draw time of the page.
+to it; the evidence worded by the run's weighting; the force layout (`?layout=force`); the
+draw time of the page.
 
 Screenshots go to the test's own folder, or to CRASE_WEB_SCREENSHOTS when set (the ones in
 docs/screenshots were taken with CRASE_WEB_SCREENSHOTS=docs/screenshots).
@@ -60,11 +61,11 @@ def finished_search(server: LiveServer, weighting: str = "uniform",
     raise AssertionError("the search did not finish")
 
 
-def open_graph(browser: Any, server: LiveServer, run_id: str) -> Any:
+def open_graph(browser: Any, server: LiveServer, run_id: str, layout: str | None = None) -> Any:
     from tests.api.conftest import API_KEY
 
     log_in(browser, server, API_KEY)
-    browser.get(f"{server.url}/ui/runs/{run_id}/graph")
+    browser.get(f"{server.url}/ui/runs/{run_id}/graph" + (f"?layout={layout}" if layout else ""))
     svg = wait_for(browser, "#evidence-graph", 20)
     from selenium.webdriver.support.ui import WebDriverWait
     WebDriverWait(browser, 20).until(
@@ -156,6 +157,48 @@ def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server:
     find(browser, "#colour-by option[value=year]").click()
     assert "colour-year" in svg.get_attribute("class")
     browser.save_screenshot(str(shots / "evidence-graph-all-by-year.png"))
+
+
+def test_the_force_layout_draws_labels_and_zooms(browser: Any, sample_server: LiveServer,
+                                                 tmp_path: Path) -> None:
+    """`?layout=force`: the same papers and labels without axes, coloured by year, zoom on
+    the view box; the Layout select goes back; any other layout is a 400 naming both."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    shots = screenshot_folder(tmp_path)
+    run = finished_search(sample_server)
+    svg = open_graph(browser, sample_server, run["id"], layout="force")
+    assert find(browser, "#layout").get_attribute("value") == "force"
+    assert "force-directed" in find(browser, "#layout-explained").text
+    assert not find_all(browser, "#evidence-graph .axes text")  # no year, no score
+    labels = [label for label in find_all(browser, "#evidence-graph text.label")
+              if drawn(browser, label)]
+    assert len(labels) >= RESULTS // 2
+    assert all(LABEL.match(label.text) for label in labels), [label.text for label in labels]
+    returned = find_all(browser, "#evidence-graph circle.node.returned")
+    assert len(returned) == RESULTS and all(drawn(browser, node) for node in returned)
+    # Position shows no year here, so colour does.
+    assert find(browser, "#colour-by").get_attribute("value") == "year"
+    assert "colour-year" in svg.get_attribute("class")
+    browser.execute_script("document.querySelector('.graph-controls').scrollIntoView()")
+    browser.save_screenshot(str(shots / "evidence-graph-force.png"))
+
+    whole = svg.get_dom_attribute("viewBox")
+    find(browser, "#zoom-in").click()
+    zoomed = svg.get_dom_attribute("viewBox")
+    assert zoomed != whole and float(zoomed.split()[2]) < float(whole.split()[2])
+
+    Select(find(browser, "#layout")).select_by_value("year-score")
+    WebDriverWait(browser, 20).until(lambda b: "layout=year-score" in b.current_url)
+    assert wait_for(browser, "#evidence-graph .axes text.tick", 20)
+    assert find(browser, "#colour-by").get_attribute("value") == "role"
+
+    status, reply = browser.execute_script(
+        "return fetch(arguments[0], {credentials: 'same-origin'})"
+        ".then(async (r) => [r.status, await r.text()])",
+        f"/ui/runs/{run['id']}/graph?layout=spring")
+    assert status == 400, reply
+    assert "'spring' is not a layout" in reply and "year-score or force" in reply
 
 
 def test_the_run_page_lists_and_the_connector(browser: Any, sample_server: LiveServer,

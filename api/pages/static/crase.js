@@ -185,11 +185,17 @@ function wireGraph(svg) {
     const box = document.getElementById(flag);
     if (box) { box.addEventListener("change", () => svg.classList.toggle(flag, box.checked)); }
   }
+  // The colour the page chose (by year in the force layout, whose position shows no year).
   const colour = document.getElementById("colour-by");
-  colour.addEventListener("change", () => {
+  const paint = () => {
     svg.classList.toggle("colour-year", colour.value === "year");
     document.body.classList.toggle("colour-year", colour.value === "year");
-  });
+  };
+  paint();
+  colour.addEventListener("change", paint);
+  // Another layout is another page (the server lays the drawing out).
+  const layout = document.getElementById("layout");
+  if (layout) { layout.addEventListener("change", () => layout.form.submit()); }
   // When the drawing has been painted (two frames after the page was laid out): read by
   // the draw-time benchmark.
   requestAnimationFrame(() => requestAnimationFrame(() => {
