@@ -2,6 +2,7 @@
 
     python -m crase.bench.page_draw                   # 300 papers, 3,000 edges, 5 loads
     python -m crase.bench.page_draw --papers 600 --edges 6000 --repeats 3
+    python -m crase.bench.page_draw --layout force
 
 Starts a disposable Neo4j + GDS from the assembled jars (`make jars`) in a temporary
 folder, writes a generated corpus whose 1.5-hop neighbourhood from ten hub papers is the
@@ -136,7 +137,8 @@ def start_browser() -> Any:
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
 
 
-def measure_loads(browser: Any, url: str, run_id: str, repeats: int) -> list[dict[str, Any]]:
+def measure_loads(browser: Any, url: str, run_id: str, repeats: int,
+                  layout: str) -> list[dict[str, Any]]:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -146,7 +148,7 @@ def measure_loads(browser: Any, url: str, run_id: str, repeats: int) -> list[dic
     WebDriverWait(browser, 10).until(lambda b: "/ui/login" not in b.current_url)
     loads = []
     for _ in range(repeats):
-        browser.get(f"{url}/ui/runs/{run_id}/graph")
+        browser.get(f"{url}/ui/runs/{run_id}/graph?layout={layout}")
         WebDriverWait(browser, 30).until(
             lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
         loads.append(browser.execute_script("""
@@ -192,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--weighting", choices=["uniform", "coverage"], default="uniform",
                         help="coverage scores every edge first (minutes on a CPU)")
+    parser.add_argument("--layout", choices=["year-score", "force"], default="year-score",
+                        help="the drawing's layout (the page's ?layout=)")
     parser.add_argument("--screenshot", type=Path,
                         help="save the last load's window (1280x800) as this PNG")
     args = parser.parse_args(argv)
@@ -213,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             with crase_server(settings, free_port()) as url:
                 browser = start_browser()
                 try:
-                    loads = measure_loads(browser, url, run_id, args.repeats)
+                    loads = measure_loads(browser, url, run_id, args.repeats, args.layout)
                     if args.screenshot:
                         save_small_png(browser.get_screenshot_as_png(), args.screenshot)
                 finally:
