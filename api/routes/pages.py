@@ -49,6 +49,7 @@ from crase.api.run_views import (
     describe_run,
     evidence_graph,
     list_runs,
+    read_results,
     weighed_graph,
 )
 from crase.api.runs import FINISHED, WITH_RESULTS, RunRegistry
@@ -205,12 +206,15 @@ class PageController(UiController):
         except ValueError as err:  # a 400 worded as every other bad query value is
             raise ValidationException(f"layout: {err}", extra=[
                 {"key": "layout", "message": str(err), "source": "query"}]) from None
-        tracked = registry.get(run_id)
-        view = weighed_graph(evidence_graph(graph, run_id, tracked))
-        return render_page(request, "graph.html", view=view,
-                           weighted=view["weighting"] == "coverage", layout=chosen.value,
-                           drawing=draw_evidence_graph(view, chosen),
-                           linked=linked_results(describe_run(graph, run_id, tracked)))
+        view = weighed_graph(evidence_graph(graph, run_id, registry.get(run_id)))
+        weighted = view["weighting"] == "coverage"
+        # The list beside the drawing needs the results and the seeds' titles, not the
+        # whole run (its related lists are two more queries a large run waits for).
+        listed = {"results": read_results(graph, run_id, weighted),
+                  "seeds": graph.read("read_run_seeds", run_id=run_id)}
+        return render_page(request, "graph.html", view=view, weighted=weighted,
+                           layout=chosen.value, drawing=draw_evidence_graph(view, chosen),
+                           linked=linked_results(listed))
 
     @get("/runs/{run_id:str}/edge", sync_to_thread=True)
     def edge_card(self, request: Request[Any, Any, Any], run_id: FromPath[str],
