@@ -50,7 +50,7 @@ def assert_refused(client: TestClient) -> None:
         assert response.status_code == 503, response.text
         assert response.json() == {"status_code": 503, "error": "DatabaseUnavailable",
                                    "detail": DATABASE_DOWN}
-    assert time.monotonic() - started < 2.0  # a cheap check, not the driver's retries
+    assert time.monotonic() - started < 10.0  # a cheap check, not the driver's retries (30 s)
 
 
 def test_runs_are_refused_while_the_database_is_down(tmp_path: Path) -> None:
