@@ -125,9 +125,13 @@ def test_large_literal_ranges_inside_expressions_are_refused(client: TestClient,
     "1 AS one",
     "RETURN [" + ", ".join(["1 + 1 + 1"] * 500) + "][0] AS x",
 ])
-def test_ordinary_queries_stay_within_the_limits(client: TestClient, query: str) -> None:
-    status, body = cypher(client, query)
-    assert status == 200, body
+def test_ordinary_queries_stay_within_the_limits(settings: Settings, graph: Graph,
+                                                query: str) -> None:
+    # What is judged is the complexity checks, which let these through; a loaded machine
+    # must not turn one into a timeout (the 8-hop count took over 2 s under load).
+    for patient in limited_client(settings, graph, analyst_timeout_s=60.0):
+        status, body = cypher(patient, query)
+        assert status == 200, body
 
 
 def test_the_length_limit_is_stated(client: TestClient) -> None:
