@@ -73,6 +73,18 @@ def open_graph(browser: Any, server: LiveServer, run_id: str, layout: str | None
     return svg
 
 
+def assert_labels_and_results_drawn(browser: Any) -> list[Any]:
+    """Most returned papers and seeds carry a first-author-and-year label on screen, and
+    every returned paper is drawn; the returned papers' circles."""
+    labels = [label for label in find_all(browser, "#evidence-graph text.label")
+              if drawn(browser, label)]
+    assert len(labels) >= RESULTS // 2
+    assert all(LABEL.match(label.text) for label in labels), [label.text for label in labels]
+    returned = find_all(browser, "#evidence-graph circle.node.returned")
+    assert len(returned) == RESULTS and all(drawn(browser, node) for node in returned)
+    return returned
+
+
 def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server: LiveServer,
                                                     tmp_path: Path) -> None:
     shots = screenshot_folder(tmp_path)
@@ -80,12 +92,7 @@ def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server:
     svg = open_graph(browser, sample_server, run["id"])
 
     # Labels: first author and year, on the returned papers and seeds, most of them shown.
-    labels = [label for label in find_all(browser, "#evidence-graph text.label")
-              if drawn(browser, label)]
-    assert len(labels) >= RESULTS // 2
-    assert all(LABEL.match(label.text) for label in labels), [label.text for label in labels]
-    returned = find_all(browser, "#evidence-graph circle.node.returned")
-    assert len(returned) == RESULTS and all(drawn(browser, node) for node in returned)
+    returned = assert_labels_and_results_drawn(browser)
     titles = [node.find_element("css selector", "title").get_attribute("textContent")
               for node in returned]
     assert all(title.strip() for title in titles)
@@ -171,12 +178,7 @@ def test_the_force_layout_draws_labels_and_zooms(browser: Any, sample_server: Li
     assert find(browser, "#layout").get_attribute("value") == "force"
     assert "force-directed" in find(browser, "#layout-explained").text
     assert not find_all(browser, "#evidence-graph .axes text")  # no year, no score
-    labels = [label for label in find_all(browser, "#evidence-graph text.label")
-              if drawn(browser, label)]
-    assert len(labels) >= RESULTS // 2
-    assert all(LABEL.match(label.text) for label in labels), [label.text for label in labels]
-    returned = find_all(browser, "#evidence-graph circle.node.returned")
-    assert len(returned) == RESULTS and all(drawn(browser, node) for node in returned)
+    assert_labels_and_results_drawn(browser)
     # Position shows no year here, so colour does.
     assert find(browser, "#colour-by").get_attribute("value") == "year"
     assert "colour-year" in svg.get_attribute("class")
