@@ -219,6 +219,11 @@ def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,
     return record
 
 
+# The order of each edge's values in `read_run_graph_edges`'s one row.
+EDGE_FIELDS = ("citing", "cited", "delta", "theta", "scorer", "scorer_version", "matrix",
+               "rows", "cols")
+
+
 def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
     """Every paper the run considered and the citation edges among them, each edge with
     Delta at the run's theta and whether it was retained (or why it was pruned)."""
@@ -231,8 +236,9 @@ def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dic
     scorer, version = split_backend(record["backends"].get("entailment", ""))
     nodes = graph.read("read_run_graph_nodes", run_id=run_id)
     kept = {node["id"] for node in nodes if node["kept"]}
-    rows = graph.read("read_run_graph_edges", run_id=run_id, theta=theta,
-                      one_hop=params.get("hops") == "1")
+    [listed] = graph.read("read_run_graph_edges", run_id=run_id, theta=theta,
+                          one_hop=params.get("hops") == "1")
+    rows = [dict(zip(EDGE_FIELDS, edge, strict=True)) for edge in listed["edges"]]
     weighting = str(params.get("weighting", "coverage"))
     edges = [judge_edge(row, theta, tau, scorer, version, kept, weighting == "coverage")
              for row in rows]

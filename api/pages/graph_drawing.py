@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 from crase.api.pages.force_layout import Frame, force_layout
 from crase.ingest.records import NAME_SUFFIX
 from crase.scoring.tex import tex_to_unicode
@@ -312,24 +314,31 @@ def place_labels(shapes: list[NodeShape], nodes: dict[str, dict[str, Any]],
     circle, else left, above or below, wherever it stays inside the drawing's width and
     overlaps no label placed before and no circle; where nothing fits, a spare label
     (shown when zoomed in) on the right."""
-    boxes: list[tuple[float, float, float, float]] = []
-    circles = [(s.x - s.r, s.y - s.r, s.x + s.r, s.y + s.r) for s in shapes if s.central]
+    central = [s for s in shapes if s.central]
+    # Boxes as arrays: each try is checked against every circle and label at once, which
+    # keeps a 300-paper run's labelling in milliseconds.
+    circles = np.array([circle_box(s) for s in central], dtype=float).reshape(-1, 4)
+    boxes = np.empty((len(central), 4))
+    placed = 0
     labels = {}
-    for shape in sorted((s for s in shapes if s.central),
-                        key=lambda s: rank_order(nodes[s.id])):
+    for shape in sorted(central, key=lambda s: rank_order(nodes[s.id])):
         text = label_text(nodes[shape.id])
+        others = circles[~np.all(circles == circle_box(shape), axis=1)]
         fitted = None
-        own = (shape.x - shape.r, shape.y - shape.r, shape.x + shape.r, shape.y + shape.r)
-        obstacles = boxes + [c for c in circles if c != own]
         for x, y, anchor, box in label_places(shape, len(text) * CHAR_WIDTH, LABEL_FONT):
             inside = box[0] >= EDGE_ROOM and box[2] <= width - EDGE_ROOM
-            if inside and not any(overlaps(box, other) for other in obstacles):
+            if inside and not (overlaps_any(box, others) or overlaps_any(box, boxes[:placed])):
                 fitted = Label(text, round(x, 1), round(y, 1), anchor, spare=False)
-                boxes.append(box)
+                boxes[placed] = box
+                placed += 1
                 break
         labels[shape.id] = fitted or Label(text, round(shape.x + shape.r + 2, 1),
                                            round(shape.y + 4, 1), "start", spare=True)
     return labels
+
+
+def circle_box(shape: NodeShape) -> tuple[float, float, float, float]:
+    return (shape.x - shape.r, shape.y - shape.r, shape.x + shape.r, shape.y + shape.r)
 
 
 def label_places(shape: NodeShape, width: float, height: float,
@@ -348,8 +357,10 @@ def label_places(shape: NodeShape, width: float, height: float,
     ]
 
 
-def overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+def overlaps_any(box: tuple[float, float, float, float], others: np.ndarray) -> bool:
+    """Whether the box overlaps any row (x0, y0, x1, y1) of `others`."""
+    return bool(np.any((others[:, 0] < box[2]) & (box[0] < others[:, 2])
+                       & (others[:, 1] < box[3]) & (box[1] < others[:, 3])))
 
 
 def draw_evidence_graph(view: dict[str, Any], layout: Layout = Layout.YEAR_SCORE) -> Drawing:
