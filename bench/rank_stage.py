@@ -6,7 +6,7 @@ Runs each query's search as it ships (warm: every Delta it needs is stored) and,
 rank stage, times each database call it makes (the projection, the PageRank, the drop:
 their configuration is in cypher/project_evidence_graph.cypher and rank_pagerank.cypher).
 The same graph (the projection's own parameters: papers, steps and their weights, the
-restart weights) is then ranked in numpy (crase.scoring.pagerank, edge list; the weights built
+restart weights) is then ranked in numpy (crase.bench.pagerank, edge list; the weights built
 included), and the two top-k lists are compared. A first pass over the queries warms the
 server's caches and is not counted. Prints medians and p90 per call, the ratio of the GDS
 stage to numpy, how many top-k lists agree, and the load average before and after.
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from crase.bench.machine_state import load_average
+from crase.bench.pagerank import sparse_personalized_pagerank
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
-from crase.scoring.pagerank import sparse_personalized_pagerank
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends

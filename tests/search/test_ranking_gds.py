@@ -6,9 +6,9 @@ node."""
 import numpy as np
 import pytest
 
+from crase.bench.pagerank import personalized_pagerank
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
-from crase.scoring.pagerank import personalized_pagerank
 from crase.search.ranking import Walk, rank
 
 pytestmark = pytest.mark.integration

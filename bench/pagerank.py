@@ -1,6 +1,8 @@
-"""Personalized PageRank in numpy, following the rules Neo4j GDS uses.
+"""Personalized PageRank in numpy, following the rules Neo4j GDS uses: the oracle the
+tests and the rank-stage benchmark (bench/rank_stage.py) hold GDS to. Search itself ranks
+in GDS, so no product code imports this.
 
-Measured against `gds.pageRank.stream` 2.13 (tests/scoring/test_pagerank.py):
+Measured against `gds.pageRank.stream` 2.13 (tests/bench/test_pagerank.py):
 - each source node receives teleport mass (1 - d), not (1 - d) / |sources|;
 - a node with no outgoing edge (dangling) passes nothing on: its mass leaks, it is not
   spread over the graph or sent back to the sources;

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from crase.bench.pagerank import personalized_pagerank, sparse_personalized_pagerank
 from crase.graph import Graph
-from crase.scoring.pagerank import personalized_pagerank, sparse_personalized_pagerank
 
 # A small weighted graph with a dangling node (4) and an isolated one (5).
 EDGES = [(0, 1, 1.0), (0, 2, 3.0), (1, 2, 1.0), (2, 0, 0.5), (3, 2, 2.0), (2, 4, 1.0)]
