@@ -5,6 +5,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from crase.paper_identity import strip_doi_prefix
+
 ARXIV_ABS = "https://arxiv.org/abs/"
 DOI_RESOLVER = "https://doi.org/"
 SEMANTIC_SCHOLAR_PAPER = "https://www.semanticscholar.org/paper/"
@@ -16,6 +18,7 @@ def paper_links(paper: Mapping[str, Any]) -> dict[str, str]:
     if arxiv_id := clean_id(paper.get("arxiv_id")):
         links["arxiv"] = ARXIV_ABS + quote(arxiv_id, safe="/.")
     if doi := clean_id(paper.get("doi")):
+        # The DOI as given, case kept: resolvers ignore case, and readers see one spelling.
         links["doi"] = DOI_RESOLVER + quote(strip_doi_prefix(doi), safe="/.:;()-_")
     if s2_id := clean_id(paper.get("s2_id")):
         links["semantic_scholar"] = SEMANTIC_SCHOLAR_PAPER + quote(s2_id, safe="")
@@ -31,10 +34,3 @@ def best_link(paper: Mapping[str, Any]) -> str | None:
 def clean_id(value: Any) -> str | None:
     text = str(value).strip() if value is not None else ""
     return text or None
-
-
-def strip_doi_prefix(doi: str) -> str:
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
-        if doi.lower().startswith(prefix):
-            return doi[len(prefix):]
-    return doi

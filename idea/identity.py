@@ -17,34 +17,22 @@ range; a work with no known year is kept (its eligibility cannot be checked) and
 """
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from crase.idea.candidates import Candidate, Decision, RouteHit
-from crase.idea.terms import normalise_title, title_similarity
 from crase.ingest.records import PaperRecord
 
-DOI_PREFIX = re.compile(r"^(https?://(dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
-ARXIV_PREFIX = re.compile(r"^(https?://arxiv\.org/(abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
-ARXIV_VERSION = re.compile(r"v\d+$")
+# The two id normalisers are re-exported (the `as` form): discovery and PDF acquisition
+# import them from here.
+from crase.paper_identity import normalise_arxiv_id as normalise_arxiv_id
+from crase.paper_identity import normalise_doi as normalise_doi
+from crase.paper_identity import normalise_title, title_similarity
+
 ARXIV_DOI = "10.48550/arxiv."
 SAME_TITLE_YEARS = 1  # a preprint and its publication are usually at most a year apart
 CONFLICT_BELOW = 0.5  # title word overlap under which an identifier match is contradicted
 SIMILAR_FROM = 0.8  # title word overlap from which a distinct work gets a note
-
-
-def normalise_doi(doi: str | None) -> str | None:
-    if not doi or not doi.strip():
-        return None
-    return DOI_PREFIX.sub("", doi.strip()).strip().lower() or None
-
-
-def normalise_arxiv_id(arxiv_id: str | None) -> str | None:
-    if not arxiv_id or not arxiv_id.strip():
-        return None
-    value = ARXIV_PREFIX.sub("", arxiv_id.strip()).removesuffix(".pdf")
-    return ARXIV_VERSION.sub("", value).lower() or None
 
 
 def arxiv_from_doi(doi: str | None) -> str | None:

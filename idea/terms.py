@@ -1,5 +1,6 @@
 """Words and phrases of an idea or a paper, deterministic: tokens, light stems, stopwords,
-RAKE-style keyphrases and normalised titles.
+RAKE-style keyphrases. Normalised titles and their overlap live in `crase.paper_identity`
+(paper identity is shared with ingest and research); the names stay importable from here.
 
 Used by the offline structuring (facets are keyphrases), the local selection score (BM25
 over stems), the offline assessor (facet-term coverage) and the PDF window selector (idea
@@ -11,6 +12,10 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+
+# Re-exported under their old names: discovery imports them from here.
+from crase.paper_identity import normalise_title as normalise_title
+from crase.paper_identity import title_similarity as title_similarity
 
 WORD = re.compile(r"[a-z0-9][a-z0-9\-]*[a-z0-9]|[a-z0-9]")
 PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"'/\\]|\s-\s|\n")
@@ -114,16 +119,3 @@ def keyphrases(text: str, max_words: int = 4) -> list[str]:
 
 def _pieces(run: list[str], max_words: int) -> list[list[str]]:
     return [run[start : start + max_words] for start in range(0, len(run), max_words) if run]
-
-
-def normalise_title(title: str) -> str:
-    """A title reduced to its words: case, accents, punctuation and spacing removed."""
-    return " ".join(tokens(title))
-
-
-def title_similarity(left: str, right: str) -> float:
-    """Jaccard overlap of the two titles' word sets (1.0 for the same words)."""
-    a, b = set(tokens(left)), set(tokens(right))
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)

@@ -32,6 +32,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from crase.paper_identity import normalise_doi
 from crase.settings import IngestSettings
 
 
@@ -100,9 +101,9 @@ TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "
                "journal_ref")
 LIST_FIELDS = ("authors", "categories")
 # Bumped when a rule changes what a valid row holds (v2: author names repaired; v3: junk
-# names and years dropped, empty text left out), so a finished load of unchanged input is
-# loaded again under the new rules.
-VALIDATION_VERSION = 3
+# names and years dropped, empty text left out; v4: a DOI's resolver URL or doi: prefix
+# dropped), so a finished load of unchanged input is loaded again under the new rules.
+VALIDATION_VERSION = 4
 # The kinds of the notes file: what validation repaired in a row it kept.
 REPAIRED_AUTHORS = "repaired_authors"
 DROPPED_YEAR = "dropped_year"
@@ -174,9 +175,10 @@ class Paper(BaseModel):
 
     @field_validator("doi")
     @classmethod
-    def lower_doi(cls, value: str | None) -> str | None:
-        # DOIs are case-insensitive; one spelling lets identity matching compare them.
-        return value.lower() if value else None
+    def doi_as_key(cls, value: str | None) -> str | None:
+        # Stored as the comparison key (no prefix, lower case): the graph's DOI lookups
+        # (identity resolution, reference lists) send keys in this spelling.
+        return normalise_doi(value)
 
     @field_validator("categories", mode="before")
     @classmethod

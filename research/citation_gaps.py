@@ -26,7 +26,6 @@ says so.
 import csv
 import io
 import json
-import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.roles.model_calls import IdeaFacets, IdeaPaper, assess_abstracts
 from crase.models.chat import ModelReply, ModelRunner
+from crase.paper_identity import normalise_arxiv_id, normalise_doi, title_similarity
 from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
 from crase.research.text_limits import check_text_size
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
@@ -53,7 +53,6 @@ REFERENCE_BONUS = 0.05
 MAX_REFERENCE_LINKS = 3
 MIN_REFERENCE_LINKS = 2  # a citation-route candidate is linked to this many references
 NEIGHBOURS_PER_REFERENCE = 200
-WORD = re.compile(r"[^\W_]+")
 # How the runs name their candidate search on the Run node.
 TEXT_RANKING = "bm25 fused with stored embeddings (bm25 alone where none are stored)"
 
@@ -231,13 +230,9 @@ def references_from_csv(text: str) -> list[ReferenceItem]:
     return items
 
 
-def title_words(title: str) -> set[str]:
-    return set(WORD.findall(plain_text(title).lower()))
-
-
 def same_title(a: str, b: str) -> bool:
-    left, right = title_words(a), title_words(b)
-    return bool(left and right) and len(left & right) / len(left | right) >= TITLE_MATCH
+    # BibTeX titles carry TeX (braces, accent macros, math), as do many corpus titles.
+    return title_similarity(plain_text(a), plain_text(b)) >= TITLE_MATCH
 
 
 def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[ResolvedReference]:
@@ -245,8 +240,8 @@ def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[Resolve
     whose words agree (Jaccard >= TITLE_MATCH) among the title's full-text hits."""
     ids = [item.id for item in items if item.id]
     titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=ids)}
-    dois = [item.doi.lower() for item in items if item.doi]
-    arxiv = [strip_version(item.arxiv_id) for item in items if item.arxiv_id]
+    dois = [key for item in items if (key := normalise_doi(item.doi))]
+    arxiv = [key for item in items if (key := normalise_arxiv_id(item.arxiv_id))]
     by_identifier: dict[tuple[str, str], dict[str, str]] = {}
     for row in graph.read("match_papers_by_identifier", dois=dois, arxiv_ids=arxiv,
                           excluded=[]):
@@ -260,8 +255,8 @@ def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
     if item.id and item.id in titles:
         return ResolvedReference(reference=item, paper_id=item.id, matched_by="id",
                                  title=titles[item.id])
-    for kind, value in (("doi", item.doi.lower() if item.doi else None),
-                        ("arxiv_id", strip_version(item.arxiv_id) if item.arxiv_id else None)):
+    for kind, value in (("doi", normalise_doi(item.doi)),
+                        ("arxiv_id", normalise_arxiv_id(item.arxiv_id))):
         found = by_identifier.get((kind, value)) if value else None
         if found is not None:
             return ResolvedReference(reference=item, paper_id=found["id"], matched_by=kind,
@@ -273,10 +268,6 @@ def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
                 return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
                                          title=hit.title)
     return ResolvedReference(reference=item, paper_id=None, matched_by=None, title=None)
-
-
-def strip_version(arxiv_id: str) -> str:
-    return re.sub(r"v\d+$", "", arxiv_id.strip().removeprefix("arXiv:"))
 
 
 # --- the gap analysis --------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""Reference lists resolved to corpus papers by identifier, against a stand-in graph that
+answers the identifier query as Neo4j does (exact equality on the stored value), with
+papers stored as ingest validates them. No database: the resolution rules only."""
+
+from typing import Any, cast
+
+from crase.graph import Graph
+from crase.ingest.records import Paper
+from crase.research.citation_gaps import parse_bibtex, resolve_references
+
+# Maldacena's large-N paper, stored as ingest stores it (its DOI lower-cased).
+MALDACENA = Paper.model_validate({
+    "id": "9711200", "arxiv_id": "hep-th/9711200", "doi": "10.1023/A:1026654312961",
+    "title": "The Large N Limit of Superconformal Field Theories and Supergravity"})
+
+
+class IdentifierGraph:
+    """The queries resolve_references runs: ids, identifiers, and a full-text search that
+    finds nothing (so only an identifier can resolve a reference)."""
+
+    def __init__(self, papers: list[Paper]) -> None:
+        self.papers = papers
+
+    def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        if name == "match_papers_by_identifier":
+            return self.by_identifier(params["dois"], params["arxiv_ids"])
+        if name == "read_papers":
+            return [{"id": p.id, "title": p.title} for p in self.papers if p.id in params["ids"]]
+        assert name == "search_papers_fulltext", name
+        return []
+
+    def by_identifier(self, dois: list[str], arxiv_ids: list[str]) -> list[dict[str, Any]]:
+        rows = [(p, "doi") for p in self.papers if p.doi in dois]
+        rows += [(p, "arxiv_id") for p in self.papers if p.arxiv_id in arxiv_ids]
+        return [{"id": p.id, "title": p.title, "doi": p.doi, "arxiv_id": p.arxiv_id,
+                 "matched_by": kind} for p, kind in rows]
+
+
+def resolved(bibtex: str) -> dict[str | None, tuple[str | None, str | None]]:
+    graph = cast(Graph, IdentifierGraph([MALDACENA]))
+    return {r.reference.key: (r.paper_id, r.matched_by)
+            for r in resolve_references(graph, parse_bibtex(bibtex))}
+
+
+def test_a_bibtex_doi_written_as_a_resolver_url_resolves() -> None:
+    # The regression: `doi = {https://doi.org/...}` was compared with its prefix and never
+    # matched the stored DOI.
+    bibtex = ("@article{url, title = {Large {N} limit}, "
+              "doi = {https://doi.org/10.1023/A:1026654312961}}\n"
+              "@article{dx, doi = {http://dx.doi.org/10.1023/a:1026654312961}}\n"
+              "@article{prefixed, doi = {doi:10.1023/A:1026654312961}}\n"
+              "@article{bare, doi = {10.1023/A:1026654312961}}\n")
+    assert resolved(bibtex) == {key: ("9711200", "doi")
+                                for key in ("url", "dx", "prefixed", "bare")}
+
+
+def test_an_arxiv_id_resolves_with_a_prefix_and_a_version() -> None:
+    bibtex = ("@misc{versioned, eprint = {hep-th/9711200v3}}\n"
+              "@misc{prefixed, eprint = {arXiv:hep-th/9711200}}\n"
+              "@misc{other, eprint = {2101.01234v2}}\n")
+    assert resolved(bibtex) == {"versioned": ("9711200", "arxiv_id"),
+                                "prefixed": ("9711200", "arxiv_id"),
+                                "other": (None, None)}
