@@ -20,13 +20,18 @@ from typing import Any, Literal
 from crase.errors import ProviderError
 from crase.graph import Graph
 from crase.idea.candidates import RouteHit, RouteName
-from crase.idea.identity import IdentityRegistry, normalise_arxiv_id, normalise_doi
+from crase.idea.identity import IdentityRegistry
 from crase.idea.providers import ProviderStatus, describe_error, search_semantic_scholar
-from crase.idea.terms import normalise_title, title_similarity
 from crase.ingest.arxiv import arxiv_record
 from crase.ingest.crossref import crossref_record
 from crase.ingest.provider_http import ProviderClient
 from crase.ingest.records import PaperRecord
+from crase.paper_identity import (
+    normalise_arxiv_id,
+    normalise_doi,
+    normalise_title,
+    title_similarity,
+)
 from crase.search.text_ranking import escape_lucene
 from crase.settings import ProviderSettings
 

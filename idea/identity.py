@@ -25,9 +25,12 @@ from crase.ingest.records import PaperRecord
 
 # The two id normalisers are re-exported (the `as` form): discovery and PDF acquisition
 # import them from here.
-from crase.paper_identity import normalise_arxiv_id as normalise_arxiv_id
-from crase.paper_identity import normalise_doi as normalise_doi
-from crase.paper_identity import normalise_title, title_similarity
+from crase.paper_identity import (
+    normalise_arxiv_id,
+    normalise_doi,
+    normalise_title,
+    title_similarity,
+)
 
 ARXIV_DOI = "10.48550/arxiv."
 SAME_TITLE_YEARS = 1  # a preprint and its publication are usually at most a year apart

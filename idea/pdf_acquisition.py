@@ -21,9 +21,9 @@ import httpx
 
 from crase.errors import PdfError
 from crase.idea.candidates import Candidate, PdfOutcome
-from crase.idea.identity import normalise_arxiv_id
 from crase.idea.pdf_evidence import select_windows
 from crase.ingest.pdf_text import read_pdf
+from crase.paper_identity import normalise_arxiv_id
 from crase.settings import IdeaSettings
 
 PDF_ATTEMPTS = 5  # fixed by the workflow, not a setting

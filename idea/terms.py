@@ -14,8 +14,6 @@ from collections import Counter
 from collections.abc import Iterable
 
 # Re-exported under their old names: discovery imports them from here.
-from crase.paper_identity import normalise_title as normalise_title
-from crase.paper_identity import title_similarity as title_similarity
 
 WORD = re.compile(r"[a-z0-9][a-z0-9\-]*[a-z0-9]|[a-z0-9]")
 PHRASE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"'/\\]|\s-\s|\n")

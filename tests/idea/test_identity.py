@@ -1,8 +1,9 @@
 """Identity resolution: versions merge, follow-ups and conflicts do not, years are logged."""
 
 from crase.idea.candidates import RouteHit
-from crase.idea.identity import IdentityRegistry, apply_eligibility, normalise_arxiv_id
+from crase.idea.identity import IdentityRegistry, apply_eligibility
 from crase.ingest.records import PaperRecord
+from crase.paper_identity import normalise_arxiv_id
 from tests.idea.builders import fulltext_hit, record
 
 HIT = fulltext_hit(1)

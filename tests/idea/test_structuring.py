@@ -6,8 +6,9 @@ from typing import Any
 
 from crase.idea.roles.model import ModelStructurer
 from crase.idea.roles.offline_structure import choose_facets, structure_offline
-from crase.idea.terms import keyphrases, normalise_title, stem
+from crase.idea.terms import keyphrases, stem
 from crase.models.chat import ModelRunner
+from crase.paper_identity import normalise_title
 from crase.settings import IdeaSettings, ModelEndpoint
 from tests.llm.chat_server import ChatServer, Reply
 
