@@ -1,3 +1,4 @@
 """The papers' research extensions on the same graph, one module each: the evolution map of a
 topic, citation-gap analysis of a draft, the benchmark landscape of a topic, the code
-extractor, human validation of the evidence graph, and entailment training data."""
+extractor, human validation of the evidence graph, and entailment training data; and what
+the literature runs share: reference lists, their resolution to corpus papers, the run record."""

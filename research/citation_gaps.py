@@ -2,10 +2,9 @@
 (BibTeX entries or paper ids), the corpus papers it plausibly should cite, each with the
 passage of the draft it fits and why.
 
-Also the home of what the three literature runs share: reference lists (BibTeX, CSV or
-JSON read into ReferenceItems and resolved to corpus papers by id, DOI, arXiv id, then
-title; the evolution map's comparison uses them too) and `record_report`, which stores a
-run's report on its Run node.
+The draft's references are read by reference_lists.py and found in the corpus by
+reference_resolution.py; the report is stored as every literature run stores its own
+(literature_runs.py).
 
 How a gap is found (offline path, always run):
 - the draft is cut into passages of a few sentences;
@@ -23,66 +22,33 @@ notes are the reason. Without an endpoint the offline path's reasons stand and t
 says so.
 """
 
-import csv
-import io
-import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.roles.model_calls import IdeaFacets, IdeaPaper, assess_abstracts
 from crase.models.chat import ModelReply, ModelRunner
-from crase.paper_identity import normalise_arxiv_id, normalise_doi, title_similarity
-from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
-from crase.research.text_limits import check_text_size
+from crase.research.bibtex import MAX_BIBTEX_CHARS
+from crase.research.literature_runs import TEXT_RANKING, record_report
+from crase.research.reference_lists import ReferenceItem, parse_bibtex
+from crase.research.reference_resolution import ResolvedReference, resolve_references
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.tex import plain_text
 from crase.search.roles.offline_claims import OfflineClaimExtractor, split_sentences
-from crase.search.text_ranking import Encoder, has_searchable_word, query_hits, search_hits
+from crase.search.text_ranking import Encoder, has_searchable_word, query_hits
 from crase.settings import ModelEndpoint, ModelSettings
 
 STAGES = ("references", "candidates", "evidence", "assess", "record")
-TITLE_MATCH = 0.8  # word-set Jaccard at which two titles are the same paper
 REFERENCE_BONUS = 0.05
 MAX_REFERENCE_LINKS = 3
 MIN_REFERENCE_LINKS = 2  # a citation-route candidate is linked to this many references
 NEIGHBOURS_PER_REFERENCE = 200
-# How the runs name their candidate search on the Run node.
-TEXT_RANKING = "bm25 fused with stored embeddings (bm25 alone where none are stored)"
-
-
-class ReferenceItem(BaseModel):
-    """One reference: any of an id, a DOI, an arXiv id, a title (with year and authors)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    key: str | None = Field(None, max_length=1000, description="Citation key, list position")
-    id: str | None = Field(None, min_length=1, max_length=1000, description="Corpus paper id")
-    title: str | None = Field(None, min_length=1, max_length=2000)
-    year: int | None = Field(None, ge=1600, le=2200)
-    doi: str | None = Field(None, min_length=1, max_length=1000)
-    arxiv_id: str | None = Field(None, min_length=1, max_length=1000)
-    authors: list[str] = Field(default_factory=list, max_length=1000)
-
-    @model_validator(mode="after")
-    def names_a_paper(self) -> "ReferenceItem":
-        if not (self.id or self.title or self.doi or self.arxiv_id):
-            raise ValueError("a reference needs an id, a title, a doi or an arxiv_id")
-        return self
-
-
-class ResolvedReference(BaseModel):
-    reference: ReferenceItem
-    paper_id: str | None = Field(description="The corpus paper, or null when none matches")
-    matched_by: str | None = Field(description="id, doi, arxiv_id or title")
-    title: str | None = Field(description="The corpus paper's title")
-
 
 # A cited id becomes a ReferenceItem id, so it takes that field's bounds (an empty one was
 # a server error) and must hold a character that is not a space.
@@ -149,130 +115,6 @@ class Candidate:
     links: list[str]
 
 
-# --- reference lists ---------------------------------------------------------------------
-
-
-def parse_bibtex(text: str) -> list[ReferenceItem]:
-    """The entries of a BibTeX text (crase.research.bibtex: @string macros and `#`
-    concatenation resolved, size and CPU bounded) that name a paper: title, year, doi,
-    eprint/arxiv, author, key. @comment, @string and @preamble are no entries."""
-    items = []
-    for entry in read_bibtex(text):
-        item = reference_from_fields(entry.key, entry.fields)
-        if item is not None:
-            items.append(item)
-    return items
-
-
-def reference_from_fields(key: str | None, fields: dict[str, str]) -> ReferenceItem | None:
-    arxiv = fields.get("eprint") or fields.get("arxiv")
-    year = fields.get("year", "")
-    authors = [a.strip() for a in fields.get("author", "").split(" and ") if a.strip()]
-    try:
-        return ReferenceItem(key=key, title=fields.get("title") or None,
-                             year=int(year) if year.isdigit() else None,
-                             doi=fields.get("doi") or None, arxiv_id=arxiv or None,
-                             authors=authors)
-    except ValidationError:
-        return None  # an entry with neither title nor identifier names no paper
-
-
-def read_reference_list(text: str) -> list[ReferenceItem]:
-    """A reference list as BibTeX, a JSON list of objects, or CSV with a header naming
-    title / year / doi / arxiv_id (or arxiv, eprint) / id / authors, as a Connected Papers
-    export or a spreadsheet gives it. Raises InvalidRequest when nothing in it names a paper."""
-    check_text_size(text, "the reference list", MAX_BIBTEX_CHARS)
-    stripped = text.lstrip()
-    if stripped.startswith("@"):
-        items = parse_bibtex(text)
-    elif stripped.startswith("["):
-        try:
-            items = [ReferenceItem.model_validate(row) for row in json.loads(text)]
-        except (ValueError, ValidationError, RecursionError) as err:  # too deeply nested
-            raise InvalidRequest(f"the JSON reference list is not a list of references "
-                                 f"({err.__class__.__name__}); give objects with title, year, "
-                                 "doi, arxiv_id or id") from err
-    else:
-        try:
-            items = references_from_csv(text)
-        except csv.Error as err:  # a field past the csv module's limit
-            raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one "
-                                 "row per reference under a header") from err
-    if not items:
-        raise InvalidRequest("the reference list names no paper; give BibTeX entries, a JSON "
-                             "list, or CSV with a title, doi, arxiv_id or id column")
-    return items
-
-
-def references_from_csv(text: str) -> list[ReferenceItem]:
-    rows = csv.DictReader(io.StringIO(text))
-    names = {name.strip().lower(): name for name in rows.fieldnames or []}
-    column = {field: next((names[n] for n in options if n in names), None) for field, options in
-              {"title": ("title",), "year": ("year",), "doi": ("doi",),
-               "arxiv_id": ("arxiv_id", "arxiv", "eprint", "arxiv id"), "id": ("id",),
-               "authors": ("authors", "author")}.items()}
-    items = []
-    for number, row in enumerate(rows, start=1):
-        values = {f: (row.get(c) or "").strip() if c else "" for f, c in column.items()}
-        fields = {"title": values["title"], "year": values["year"], "doi": values["doi"],
-                  "eprint": values["arxiv_id"],
-                  "author": values["authors"].replace(";", " and ").replace(", ", " and ")}
-        item = reference_from_fields(str(number), fields)
-        if values["id"]:
-            try:  # validated, so that an id past its length is dropped like a bad entry
-                item = ReferenceItem.model_validate(
-                    {**(item.model_dump() if item else {"key": str(number)}),
-                     "id": values["id"]})
-            except ValidationError:
-                pass
-        if item is not None:
-            items.append(item)
-    return items
-
-
-def same_title(a: str, b: str) -> bool:
-    # BibTeX titles carry TeX (braces, accent macros, math), as do many corpus titles.
-    return title_similarity(plain_text(a), plain_text(b)) >= TITLE_MATCH
-
-
-def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[ResolvedReference]:
-    """Each item matched to a corpus paper: by id, then DOI, then arXiv id, then a title
-    whose words agree (Jaccard >= TITLE_MATCH) among the title's full-text hits."""
-    ids = [item.id for item in items if item.id]
-    titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=ids)}
-    dois = [key for item in items if (key := normalise_doi(item.doi))]
-    arxiv = [key for item in items if (key := normalise_arxiv_id(item.arxiv_id))]
-    by_identifier: dict[tuple[str, str], dict[str, str]] = {}
-    for row in graph.read("match_papers_by_identifier", dois=dois, arxiv_ids=arxiv,
-                          excluded=[]):
-        key = row["doi"] if row["matched_by"] == "doi" else row["arxiv_id"]
-        by_identifier[(row["matched_by"], key)] = {"id": row["id"], "title": row["title"]}
-    return [resolve_one(graph, item, titles, by_identifier) for item in items]
-
-
-def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
-                by_identifier: dict[tuple[str, str], dict[str, str]]) -> ResolvedReference:
-    if item.id and item.id in titles:
-        return ResolvedReference(reference=item, paper_id=item.id, matched_by="id",
-                                 title=titles[item.id])
-    for kind, value in (("doi", normalise_doi(item.doi)),
-                        ("arxiv_id", normalise_arxiv_id(item.arxiv_id))):
-        found = by_identifier.get((kind, value)) if value else None
-        if found is not None:
-            return ResolvedReference(reference=item, paper_id=found["id"], matched_by=kind,
-                                     title=found["title"])
-    if item.title and has_searchable_word(item.title):
-        for hit in search_hits(graph, item.title, 5, []):
-            year_ok = item.year is None or hit.year is None or abs(item.year - hit.year) <= 1
-            if year_ok and same_title(item.title, hit.title):
-                return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
-                                         title=hit.title)
-    return ResolvedReference(reference=item, paper_id=None, matched_by=None, title=None)
-
-
-# --- the gap analysis --------------------------------------------------------------------
-
-
 def find_citation_gaps(graph: Graph, encoder: Encoder, request: GapRequest,
                        models: ModelSettings | None = None, run_id: str | None = None,
                        observer: RunObserver = SILENT) -> GapReport:
@@ -320,14 +162,6 @@ def find_citation_gaps(graph: Graph, encoder: Encoder, request: GapRequest,
             record_gap_report(run, report)
         run.counts = report.counts
     return report
-
-
-def record_report(run: RunLifecycle, report: BaseModel, returned: list[dict[str, Any]]) -> None:
-    """The whole report on the Run node (`report`, JSON) and RETURNED links to the papers
-    it puts forward; shared by the citation-gap, evolution and landscape runs."""
-    run.recorder.link("link_run_results", returned)
-    run.recorder.graph.write("literature_set_run_report", id=run.run_id,
-                             report=to_json(report.model_dump(mode="json")))
 
 
 def record_gap_report(run: RunLifecycle, report: GapReport) -> None:

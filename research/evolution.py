@@ -26,13 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crase.errors import InvalidRequest, PaperNotFound
 from crase.graph import Graph
-from crase.research.citation_gaps import (
-    TEXT_RANKING,
-    ReferenceItem,
-    ResolvedReference,
-    record_report,
-    resolve_references,
-)
+from crase.research.literature_runs import TEXT_RANKING, record_report
+from crase.research.reference_lists import ReferenceItem
+from crase.research.reference_resolution import ResolvedReference, resolve_references
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.search.expansion import expand
 from crase.search.text_ranking import Encoder, has_searchable_word, query_hits

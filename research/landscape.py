@@ -29,7 +29,7 @@ from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.roles.model_calls import extract_structural_features
 from crase.models.chat import ModelReply, ModelRunner
-from crase.research.citation_gaps import TEXT_RANKING, record_report
+from crase.research.literature_runs import TEXT_RANKING, record_report
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import Encoder, has_searchable_word, query_hits

@@ -84,8 +84,8 @@ def read_text(path: Path, what: str) -> str:
 
 def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
     from crase.models.minilm import MiniLmEncoder
-    from crase.research.citation_gaps import read_reference_list
     from crase.research.evolution import EvolutionRequest, map_evolution
+    from crase.research.reference_lists import read_reference_list
 
     references = (read_reference_list(read_text(args.compare, "--compare"))
                   if args.compare else None)

@@ -8,7 +8,7 @@ import pytest
 
 from crase.errors import InvalidRequest
 from crase.research import bibtex
-from crase.research.citation_gaps import parse_bibtex
+from crase.research.reference_lists import parse_bibtex
 
 STRING_BIBTEX = """% A reference list as a reference manager writes it.
 @String{prl = "Phys. Rev. Lett."}

@@ -15,16 +15,10 @@ from litestar.testing import TestClient
 
 from crase.api.app import create_app
 from crase.api.cli import main
-from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.models.minilm import MiniLmEncoder
 from crase.research import bibtex
-from crase.research.citation_gaps import (
-    GapRequest,
-    find_citation_gaps,
-    parse_bibtex,
-    read_reference_list,
-)
+from crase.research.citation_gaps import GapRequest, find_citation_gaps
 from crase.search.roles.offline_claims import OfflineClaimExtractor, split_sentences
 from crase.search.text_ranking import query_hits
 from crase.settings import ModelEndpoint, ModelSettings, Settings
@@ -88,19 +82,6 @@ def bibtex_for(rows: dict[str, dict[str, Any]], ids: list[str]) -> str:
             f"  author = {{{' and '.join(first['authors'][:2])}}}}}\n"
             f"@misc{{second, eprint = \"{second['arxiv_id']}\", archivePrefix = {{arXiv}}}}\n"
             "@book{absent, title = {A Treatise on {Gradient Boosting} for Churn}, year = 2020}\n")
-
-
-def test_bibtex_entries_are_read_with_braces_quotes_and_bare_values() -> None:
-    items = parse_bibtex('@Article{k1, title = {On {D}-branes and "quotes"}, year = 1999,\n'
-                         ' doi = "10.1000/XYZ", eprint = {hep-th/9901001}, author = {A. One '
-                         'and B. Two}}\n@string{foo = "bar"}\n@misc{k2, note = {no title}}')
-    assert len(items) == 1
-    item = items[0]
-    assert (item.key, item.title, item.year, item.doi, item.arxiv_id, item.authors) == (
-        "k1", 'On D-branes and "quotes"', 1999, "10.1000/XYZ", "hep-th/9901001",
-        ["A. One", "B. Two"])
-    with pytest.raises(InvalidRequest, match="names no paper"):
-        read_reference_list("title,year\n,2001\n")
 
 
 def test_gaps_exclude_what_is_cited_and_show_passage_and_evidence(
@@ -277,12 +258,3 @@ def test_the_route_refuses_bad_cited_ids_and_hostile_bibtex_with_4xx(
         response = client.post("/citation-gaps", json={"draft": draft, "bibtex": hostile})
         assert response.status_code == 422, response.text
         assert "line 1 of the BibTeX" in response.json()["detail"]
-
-
-def test_a_reference_list_that_cannot_be_read_is_a_named_error() -> None:
-    for text in ("title\n" + "x" * 200_000 + "\n", "[" * 100_000):
-        with pytest.raises(InvalidRequest):
-            read_reference_list(text)
-    items = read_reference_list("title,id\nTachyons,\n,\nA,b\nLong," + "x" * 1001 + "\n")
-    assert [(item.title, item.id) for item in items] == [("Tachyons", None), ("A", "b"),
-                                                          ("Long", None)]

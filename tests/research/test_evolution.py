@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from crase.api.cli import main
 from crase.errors import PaperNotFound
 from crase.graph import Graph
-from crase.research.citation_gaps import read_reference_list
 from crase.research.evolution import (
     NOTE,
     EvolutionMap,
@@ -20,6 +19,7 @@ from crase.research.evolution import (
     PaperPair,
     map_evolution,
 )
+from crase.research.reference_lists import read_reference_list
 from crase.search.text_ranking import query_hits
 from tests.sample_slice import SAMPLE, load_sample_slice
 

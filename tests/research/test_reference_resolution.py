@@ -6,7 +6,8 @@ from typing import Any, cast
 
 from crase.graph import Graph
 from crase.ingest.records import Paper
-from crase.research.citation_gaps import parse_bibtex, resolve_references
+from crase.research.reference_lists import parse_bibtex
+from crase.research.reference_resolution import resolve_references
 
 # Maldacena's large-N paper, stored as ingest stores it (its DOI lower-cased).
 MALDACENA = Paper.model_validate({

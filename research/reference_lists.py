@@ -1,0 +1,131 @@
+"""Reference lists as people bring them: BibTeX entries, a JSON list of objects, or CSV with
+a header (a Connected Papers or spreadsheet export), each read into ReferenceItems. The
+citation-gap analysis reads a draft's BibTeX this way and the evolution map's comparison
+reads its list this way; reference_resolution.py then finds the corpus papers they name.
+
+The text is user text: it is bounded in size before anything is read, and BibTeX goes
+through crase.research.bibtex (bibtexparser, with @string macros and `#` concatenation
+resolved within size and CPU limits)."""
+
+import csv
+import io
+import json
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from crase.errors import InvalidRequest
+from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
+from crase.research.text_limits import check_text_size
+
+# The CSV columns read, each under any of the header names people use for it (compared in
+# lower case, spaces around them ignored).
+CSV_COLUMNS = {"title": ("title",), "year": ("year",), "doi": ("doi",),
+               "arxiv_id": ("arxiv_id", "arxiv", "eprint", "arxiv id"), "id": ("id",),
+               "authors": ("authors", "author")}
+
+
+class ReferenceItem(BaseModel):
+    """One reference: any of an id, a DOI, an arXiv id, a title (with year and authors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str | None = Field(None, max_length=1000, description="Citation key, list position")
+    id: str | None = Field(None, min_length=1, max_length=1000, description="Corpus paper id")
+    title: str | None = Field(None, min_length=1, max_length=2000)
+    year: int | None = Field(None, ge=1600, le=2200)
+    doi: str | None = Field(None, min_length=1, max_length=1000)
+    arxiv_id: str | None = Field(None, min_length=1, max_length=1000)
+    authors: list[str] = Field(default_factory=list, max_length=1000)
+
+    @model_validator(mode="after")
+    def names_a_paper(self) -> "ReferenceItem":
+        if not (self.id or self.title or self.doi or self.arxiv_id):
+            raise ValueError("a reference needs an id, a title, a doi or an arxiv_id")
+        return self
+
+
+def read_reference_list(text: str) -> list[ReferenceItem]:
+    """A reference list as BibTeX, a JSON list of objects, or CSV with a header naming
+    title / year / doi / arxiv_id (or arxiv, eprint) / id / authors, as a Connected Papers
+    export or a spreadsheet gives it. Raises InvalidRequest when nothing in it names a paper."""
+    check_text_size(text, "the reference list", MAX_BIBTEX_CHARS)
+    stripped = text.lstrip()
+    if stripped.startswith("@"):
+        items = parse_bibtex(text)
+    elif stripped.startswith("["):
+        items = references_from_json(text)
+    else:
+        try:
+            items = references_from_csv(text)
+        except csv.Error as err:  # a field past the csv module's limit
+            raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one "
+                                 "row per reference under a header") from err
+    if not items:
+        raise InvalidRequest("the reference list names no paper; give BibTeX entries, a JSON "
+                             "list, or CSV with a title, doi, arxiv_id or id column")
+    return items
+
+
+def parse_bibtex(text: str) -> list[ReferenceItem]:
+    """The entries of a BibTeX text (crase.research.bibtex: @string macros and `#`
+    concatenation resolved, size and CPU bounded) that name a paper: title, year, doi,
+    eprint/arxiv, author, key. @comment, @string and @preamble are no entries."""
+    items = []
+    for entry in read_bibtex(text):
+        item = reference_from_fields(entry.key, entry.fields)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def reference_from_fields(key: str | None, fields: dict[str, str]) -> ReferenceItem | None:
+    """The reference that BibTeX-named fields describe, or None when they name no paper."""
+    arxiv = fields.get("eprint") or fields.get("arxiv")
+    year = fields.get("year", "")
+    authors = [a.strip() for a in fields.get("author", "").split(" and ") if a.strip()]
+    try:
+        return ReferenceItem(key=key, title=fields.get("title") or None,
+                             year=int(year) if year.isdigit() else None,
+                             doi=fields.get("doi") or None, arxiv_id=arxiv or None,
+                             authors=authors)
+    except ValidationError:
+        return None  # an entry with neither title nor identifier names no paper
+
+
+def references_from_json(text: str) -> list[ReferenceItem]:
+    try:
+        return [ReferenceItem.model_validate(row) for row in json.loads(text)]
+    except (ValueError, ValidationError, RecursionError) as err:  # too deeply nested
+        raise InvalidRequest(f"the JSON reference list is not a list of references "
+                             f"({err.__class__.__name__}); give objects with title, year, "
+                             "doi, arxiv_id or id") from err
+
+
+def references_from_csv(text: str) -> list[ReferenceItem]:
+    """One reference per row that names a paper; the key is the row's number. A row is
+    read as BibTeX fields would be, so both kinds of list follow one set of rules."""
+    rows = csv.DictReader(io.StringIO(text))
+    names = {name.strip().lower(): name for name in rows.fieldnames or []}
+    column = {field: next((names[n] for n in options if n in names), None)
+              for field, options in CSV_COLUMNS.items()}
+    items = []
+    for number, row in enumerate(rows, start=1):
+        values = {f: (row.get(c) or "").strip() if c else "" for f, c in column.items()}
+        item = csv_reference(str(number), values)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def csv_reference(key: str, values: dict[str, str]) -> ReferenceItem | None:
+    fields = {"title": values["title"], "year": values["year"], "doi": values["doi"],
+              "eprint": values["arxiv_id"],
+              "author": values["authors"].replace(";", " and ").replace(", ", " and ")}
+    item = reference_from_fields(key, fields)
+    if not values["id"]:
+        return item
+    try:  # validated, so that an id past its length is dropped like a bad entry
+        return ReferenceItem.model_validate(
+            {**(item.model_dump() if item else {"key": key}), "id": values["id"]})
+    except ValidationError:
+        return item

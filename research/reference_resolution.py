@@ -1,0 +1,72 @@
+"""References resolved to corpus papers: by id, then DOI, then arXiv id (both normalised
+by crase.paper_identity, so a resolver URL or a version suffix still matches), then by a
+title whose words agree with a corpus title among the title's full-text hits. Shared by the
+citation-gap analysis (the draft's references) and the evolution map's comparison."""
+
+from pydantic import BaseModel, Field
+
+from crase.graph import Graph
+from crase.paper_identity import normalise_arxiv_id, normalise_doi, title_similarity
+from crase.research.reference_lists import ReferenceItem
+from crase.scoring.tex import plain_text
+from crase.search.text_ranking import has_searchable_word, search_hits
+
+TITLE_MATCH = 0.8  # word-set Jaccard at which two titles are the same paper
+TITLE_HITS = 5  # full-text hits of a reference's title compared with it
+YEAR_SLACK = 1  # a preprint and its journal version are often a year apart
+
+
+class ResolvedReference(BaseModel):
+    reference: ReferenceItem
+    paper_id: str | None = Field(description="The corpus paper, or null when none matches")
+    matched_by: str | None = Field(description="id, doi, arxiv_id or title")
+    title: str | None = Field(description="The corpus paper's title")
+
+
+def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[ResolvedReference]:
+    """Each item matched to a corpus paper: by id, then DOI, then arXiv id, then a title
+    whose words agree (Jaccard >= TITLE_MATCH) among the title's full-text hits."""
+    ids = [item.id for item in items if item.id]
+    titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=ids)}
+    by_identifier = papers_by_identifier(graph, items)
+    return [resolve_one(graph, item, titles, by_identifier) for item in items]
+
+
+def papers_by_identifier(graph: Graph, items: list[ReferenceItem]
+                         ) -> dict[tuple[str, str], dict[str, str]]:
+    """The corpus papers the items' DOIs and arXiv ids name, in one query, keyed by
+    (kind, normalised identifier)."""
+    dois = [key for item in items if (key := normalise_doi(item.doi))]
+    arxiv = [key for item in items if (key := normalise_arxiv_id(item.arxiv_id))]
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for row in graph.read("match_papers_by_identifier", dois=dois, arxiv_ids=arxiv,
+                          excluded=[]):
+        key = row["doi"] if row["matched_by"] == "doi" else row["arxiv_id"]
+        found[(row["matched_by"], key)] = {"id": row["id"], "title": row["title"]}
+    return found
+
+
+def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
+                by_identifier: dict[tuple[str, str], dict[str, str]]) -> ResolvedReference:
+    if item.id and item.id in titles:
+        return ResolvedReference(reference=item, paper_id=item.id, matched_by="id",
+                                 title=titles[item.id])
+    for kind, value in (("doi", normalise_doi(item.doi)),
+                        ("arxiv_id", normalise_arxiv_id(item.arxiv_id))):
+        found = by_identifier.get((kind, value)) if value else None
+        if found is not None:
+            return ResolvedReference(reference=item, paper_id=found["id"], matched_by=kind,
+                                     title=found["title"])
+    if item.title and has_searchable_word(item.title):
+        for hit in search_hits(graph, item.title, TITLE_HITS, []):
+            year_ok = (item.year is None or hit.year is None
+                       or abs(item.year - hit.year) <= YEAR_SLACK)
+            if year_ok and same_title(item.title, hit.title):
+                return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
+                                         title=hit.title)
+    return ResolvedReference(reference=item, paper_id=None, matched_by=None, title=None)
+
+
+def same_title(a: str, b: str) -> bool:
+    # BibTeX titles carry TeX (braces, accent macros, math), as do many corpus titles.
+    return title_similarity(plain_text(a), plain_text(b)) >= TITLE_MATCH
