@@ -189,6 +189,9 @@ def probe_http_inputs(client: httpx.Client) -> Case:
     return case
 
 
+# Every kind of write and side effect POST /analyst/cypher must refuse: the one list, tried
+# here in variants and by tests/api/test_analyst.py as written (which expects a 403 for each
+# and a projection named 'g' to exist, so the GDS calls reach a real graph there).
 ANALYST_WRITES = [
     "CREATE (p:Paper {id: 'intruder', title: 'x'})",
     "MERGE (p:Paper {id: 'intruder'}) RETURN p",
@@ -197,25 +200,35 @@ ANALYST_WRITES = [
     "MATCH (p:Paper) DETACH DELETE p",
     "MATCH (p:Paper) REMOVE p.title",
     "FOREACH (x IN [1] | CREATE (:Intruder))",
-    "MATCH (p:Paper) CALL (p) { SET p.touched = true } IN TRANSACTIONS OF 10 ROWS",
-    "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
-    "CALL gds.graph.project('intruder', 'Paper', 'CITES')",
-    "CALL gds.graph.drop('crase-run-anything', false)",
-    "CALL gds.pageRank.write('probe-graph', {writeProperty: 'pr'})",
-    "CALL db.createLabel('Intruder')",
-    "CALL db.createProperty('intruder')",
-    "CREATE INDEX intruder IF NOT EXISTS FOR (p:Paper) ON (p.intruder)",
-    "DROP CONSTRAINT paper_id_unique IF EXISTS",
-    "CREATE USER intruder SET PASSWORD 'a-long-password'",
-    "MATCH (s:Paper)-[:CITES]->(t:Paper) RETURN gds.graph.project('intruder', s, t)",
     "CALL { CREATE (:Intruder) } RETURN 1",
     "UNWIND [1, 2] AS x CREATE (:Intruder {x: x})",
+    "MATCH (p:Paper) CALL (p) { SET p.touched = true } IN TRANSACTIONS OF 10 ROWS",
+    "LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row",
+    "LOAD CSV WITH HEADERS FROM 'http://127.0.0.1:9/x.csv' AS row RETURN row",
+    "CALL gds.graph.project('intruder', 'Paper', 'CITES')",
+    "CALL gds.graph.drop('crase-run-anything', false)",
+    "MATCH (s:Paper)-[:CITES]->(t:Paper) RETURN gds.graph.project('intruder', s, t)",
+    "CALL gds.pageRank.mutate('g', {mutateProperty: 'pr'})",
+    "CALL gds.pageRank.write('g', {writeProperty: 'pr'})",
+    "CALL db.createLabel('Intruder')",
+    "CALL db.createProperty('intruder')",
+    "CALL db.clearQueryCaches()",
+    "CREATE INDEX intruder IF NOT EXISTS FOR (p:Paper) ON (p.intruder)",
+    "CREATE CONSTRAINT intruder IF NOT EXISTS FOR (p:Paper) REQUIRE p.intruder IS UNIQUE",
+    "DROP INDEX paper_year IF EXISTS",
+    "DROP CONSTRAINT paper_id_unique IF EXISTS",
+    "CREATE USER intruder SET PASSWORD 'a-long-password'",
+    "SHOW USERS",
+    "CALL dbms.listConfig()",
+    "CALL dbms.listConnections()",
+    "SHOW TRANSACTIONS",
+    "TERMINATE TRANSACTIONS 'neo4j-transaction-1'",
 ]
 
 
 def analyst_variants() -> list[str]:
-    """Each write as written, in lower case, behind a comment, with a trailing RETURN, and
-    behind a harmless read: 100 attempts, plus one through a parameter."""
+    """Each write as written, in lower case, behind a comment, with a trailing space, and
+    behind a harmless read (five attempts each), plus one through a parameter."""
     out = []
     for query in ANALYST_WRITES:
         out += [query, query.lower(), f"// a comment\n{query}", f"{query} ",
