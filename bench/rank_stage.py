@@ -25,6 +25,7 @@ from crase.bench.pagerank import sparse_personalized_pagerank
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
 from crase.search.pipeline import run_search
+from crase.search.ranking import ORIGIN, projection_parameters
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
 from crase.settings import Settings
@@ -59,11 +60,11 @@ class TimedGraph(Graph):
 def numpy_top(params: dict[str, Any], damping: float, max_iterations: int,
               tolerance: float, k: int) -> list[str]:
     """The projection's graph ranked in numpy: its steps as given (the Run's origin node,
-    position -1 there, is position n here), weights and all."""
+    $origin_position there, is position n here), weights and all."""
     nodes = params["nodes"]
     n = len(nodes)
     sources = np.array(params["sources"], dtype=np.int64)
-    sources[sources < 0] = n
+    sources[sources == params["origin_position"]] = n
     targets = np.array(params["targets"], dtype=np.int64)
     weights = np.array(params["weights"], dtype=float)
     keep = weights > 0  # GDS's PageRank never walks a zero-weight relationship
@@ -92,9 +93,8 @@ def floor(graph: TimedGraph, run_id: str, papers: list[str], settings: Settings,
     for _ in range(repeats):
         name = f"crase-floor-{run_id}"
         try:
-            graph.write("project_evidence_graph", graph_name=name, origin=run_id,
-                        nodes=papers[:2], sources=[-1, 0], targets=[0, 1],
-                        weights=[1.0, 1.0])
+            graph.write("project_evidence_graph", **projection_parameters(
+                name, run_id, papers[:2], [(ORIGIN, 0, 1.0), (0, 1, 1.0)]))
             graph.read("rank_pagerank", graph_name=name, origin=run_id,
                        damping=1.0 - p.alpha, max_iterations=p.max_iterations,
                        tolerance=p.tolerance, k=p.k)

@@ -10,7 +10,9 @@
 // of numbers (lists of maps cost the driver and Cypher several times more); one reading
 // thread, as the graph is small.
 // Parameters: $graph_name, $origin (Run id), $nodes (list of paper ids),
-//             $sources (positions in $nodes; -1 for the Run), $targets (positions),
+//             $origin_position (the number that stands for the Run in $sources:
+//             crase.search.ranking.ORIGIN, passed in so it is written down only there),
+//             $sources (positions in $nodes, or $origin_position), $targets (positions),
 //             $weights (floats): one step each, the Run's links to the seeds first.
 // Returns: graph, nodes, relationships (all null when a paper of $nodes is no longer in
 //          the graph, so nothing was projected: the caller reports it).
@@ -21,7 +23,8 @@ WITH origin, collect(p) AS papers
 // collect skips a missing paper, which would shift every position after it.
 WHERE size(papers) = size($nodes)
 UNWIND range(0, size($targets) - 1) AS j
-WITH CASE WHEN $sources[j] < 0 THEN origin ELSE papers[$sources[j]] END AS source,
+WITH CASE WHEN $sources[j] = $origin_position THEN origin ELSE papers[$sources[j]] END
+       AS source,
      papers[$targets[j]] AS target, $weights[j] AS w
 WITH gds.graph.project($graph_name, source, target, {relationshipProperties: {w: w}},
                        {readConcurrency: 1}) AS g

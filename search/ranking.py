@@ -23,6 +23,7 @@ docs/speed.md has the figures).
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,9 @@ from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.salsa import salsa_scores
 from crase.search.expansion import Edge
 
-ORIGIN = -1  # the projection's position of the run's own node (cypher/project_evidence_graph)
+# The number that stands for the run's own node among the projection's step sources. It is
+# written down only here: cypher/project_evidence_graph receives it as $origin_position.
+ORIGIN = -1
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,15 @@ def weighted_steps(edges: dict[Edge, float], years: Mapping[str, int | None],
             for here, there, edge in walk_steps(edges, walk.orientation)]
 
 
+def projection_parameters(name: str, run_id: str, nodes: list[str],
+                          links: list[tuple[int, int, float]]) -> dict[str, Any]:
+    """The parameters of cypher/project_evidence_graph for the steps `links` (from, to,
+    weight), positions into `nodes`; ORIGIN as a source stands for the Run `run_id`."""
+    return {"graph_name": name, "origin": run_id, "origin_position": ORIGIN, "nodes": nodes,
+            "sources": [a for a, _, _ in links], "targets": [b for _, b, _ in links],
+            "weights": [w for _, _, w in links]}
+
+
 def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
          restart: dict[str, float], years: Mapping[str, int | None]
          ) -> list[tuple[str, float]]:
@@ -94,10 +106,8 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
         (position[a], position[b], w) for a, b, w in weighted_steps(pruned.edges, years, walk)]
     name = f"crase-run-{run_id}"
     try:
-        projected = graph.write(
-            "project_evidence_graph", graph_name=name, origin=run_id, nodes=nodes,
-            sources=[a for a, _, _ in links], targets=[b for _, b, _ in links],
-            weights=[w for _, _, w in links])
+        projected = graph.write("project_evidence_graph",
+                                **projection_parameters(name, run_id, nodes, links))
         if not projected or projected[0]["graph"] is None:
             raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
                                 "database while it ran; run the search again")

@@ -16,7 +16,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity, edge_weight, stored_coverage_affinity
-from crase.search.ranking import ORIGIN, Walk, weighted_steps
+from crase.search.ranking import ORIGIN, Walk, projection_parameters, weighted_steps
 
 pytestmark = pytest.mark.integration
 
@@ -127,10 +127,14 @@ def projected_weights(graph: Graph, orientation: str, reference_year: int,
     steps = weighted_steps(DELTA, YEARS, walk)
     name = f"rules-{orientation}-{reference_year}-{beta}"
     try:
-        graph.write("project_evidence_graph", graph_name=name, origin="run-rules", nodes=nodes,
-                    sources=[ORIGIN] + [position[a] for a, _, _ in steps],
-                    targets=[position["a"]] + [position[b] for _, b, _ in steps],
-                    weights=[1.0] + [w for _, _, w in steps])
+        links = [(ORIGIN, position["a"], 1.0)] + [
+            (position[a], position[b], w) for a, b, w in steps]
+        projected = graph.write("project_evidence_graph",
+                                **projection_parameters(name, "run-rules", nodes, links))
+        # The Run is a node of its own (ORIGIN was read as the Run, not as a paper's
+        # position) and every step, its link to the seed included, is a relationship.
+        assert projected[0]["nodes"] == len(nodes) + 1
+        assert projected[0]["relationships"] == len(links)
         return graph.read("stream_projected_weights", graph_name=name)
     finally:
         graph.write("drop_projection", graph_name=name)
