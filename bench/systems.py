@@ -25,7 +25,16 @@ from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 from crase.search.text_ranking import fuse, search_hits
-from crase.settings import SearchSettings
+from crase.settings import (
+    Fill,
+    Hops,
+    Orientation,
+    Ranker,
+    SearchSettings,
+    SeedRule,
+    SeedWeights,
+    Weighting,
+)
 
 
 @dataclass(frozen=True)
@@ -67,23 +76,23 @@ class WalkConfig:
     (the per-query output file's name) does not depend on which settings are the defaults,
     and two ablations that land on the same setting share one set of runs."""
 
-    ranker: Literal["ppr", "salsa"]
-    weighting: Literal["coverage", "uniform"]
-    hops: Literal["1", "1.5", "2"]
+    ranker: Ranker
+    weighting: Weighting
+    hops: Hops
     query_seeds: int
     seeds_per_query: int
     sub_queries: int
-    seed_rule: Literal["relevance", "relevance-and-recency"]
-    seed_weights: Literal["relevance", "uniform"]
+    seed_rule: SeedRule
+    seed_weights: SeedWeights
     sub_query_weight: float
     theta: float
     tau: float
     beta: float
     alpha: float
-    orientation: Literal["references", "citing", "both"]
+    orientation: Orientation
     age: Literal["current", "query"] = "current"  # the year ages are measured from
     seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
-    fill: Literal["none", "text"] = "none"  # "text": the search's own fill, as it ships
+    fill: Fill = "none"  # "text": the search's own fill, as it ships
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> "WalkConfig":

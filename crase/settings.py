@@ -10,7 +10,7 @@ path is derived from where the source files are installed.
 
 from copy import copy
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -50,6 +50,26 @@ class DatabaseSettings(BaseModel):
         return f"http://{self.listen_address}:{self.http_port}/browser/"
 
 
+# The choices of the search's parameters: one alias each, so that the command line, the
+# web form, the HTTP schema, the benchmark and the code that acts on a value all read the
+# same list (a new choice is added here and where it is implemented, nowhere else).
+SeedRule = Literal["relevance", "relevance-and-recency"]
+SeedWeights = Literal["relevance", "uniform"]
+Hops = Literal["1", "1.5", "2"]
+SearchSource = Literal["local", "semantic-scholar"]
+Ranker = Literal["ppr", "salsa"]
+Orientation = Literal["references", "citing", "both"]
+Weighting = Literal["coverage", "uniform"]
+Fill = Literal["none", "text"]
+
+
+def choices(model: type[BaseModel], name: str) -> tuple[str, ...]:
+    """The values a Literal field of a settings model allows, in their declared order;
+    () for a field that is not a Literal."""
+    annotation = model.model_fields[name].annotation
+    return get_args(annotation) if get_origin(annotation) is Literal else ()
+
+
 class SearchSettings(BaseModel):
     query_seeds: int = Field(
         10, ge=0, le=100,
@@ -67,12 +87,12 @@ class SearchSettings(BaseModel):
         50, ge=1, le=1000,
         description="Top hits per search considered for seeds (1 to 1000: k's own ceiling)",
     )
-    seed_rule: Literal["relevance", "relevance-and-recency"] = Field(
+    seed_rule: SeedRule = Field(
         "relevance",
         description="Which hits of a search become seeds: the most relevant (ties to the "
         "newer), or those high in both the relevance and the recency ranking (the paper's)",
     )
-    seed_weights: Literal["relevance", "uniform"] = Field(
+    seed_weights: SeedWeights = Field(
         "relevance",
         description="The walk's restart mass per seed: relevance = 1 / rank^2 in its search "
         "(summed over searches), uniform = the same for every seed (the paper's)",
@@ -81,8 +101,8 @@ class SearchSettings(BaseModel):
         0.1, ge=0, le=1, allow_inf_nan=False,
         description="Restart weight of a sub-query's seeds relative to the query's own search",
     )
-    hops: Literal["1", "1.5", "2"] = Field("1.5", description="Neighbourhood radius")
-    source: Literal["local", "semantic-scholar"] = Field(
+    hops: Hops = Field("1.5", description="Neighbourhood radius")
+    source: SearchSource = Field(
         "local",
         description="Where seeds and their neighbourhood come from: the local full-text "
         "index and graph, or one Semantic Scholar search per sub-query with the seeds' "
@@ -104,11 +124,11 @@ class SearchSettings(BaseModel):
     alpha: float = Field(0.15, gt=0, lt=1, allow_inf_nan=False,
                          description="Teleport probability of the walk")
     k: int = Field(50, ge=1, le=1000, description="Papers returned")
-    ranker: Literal["ppr", "salsa"] = Field("ppr", description="Graph ranker")
-    orientation: Literal["references", "citing", "both"] = Field(
+    ranker: Ranker = Field("ppr", description="Graph ranker")
+    orientation: Orientation = Field(
         "both", description="Direction the walk follows citation edges"
     )
-    weighting: Literal["coverage", "uniform"] = Field(
+    weighting: Weighting = Field(
         "uniform",
         description="Edge weights of the walk: coverage = Delta * age^-beta after pruning "
         "(claims and entailment on every edge, the Crase paper's design); uniform = every "
@@ -116,7 +136,7 @@ class SearchSettings(BaseModel):
         "the offline cosine scorer, Delta weighting lowered recall on hep-th "
         "(docs/benchmarks/report.md); use coverage with an entailment model endpoint",
     )
-    fill: Literal["none", "text"] = Field(
+    fill: Fill = Field(
         "text",
         description="When the walk ranks fewer than k papers (a thin citation graph), fill "
         "the rest with the query's full-text hits, marked text_match; none = the walk only",

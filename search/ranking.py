@@ -32,6 +32,7 @@ from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.salsa import salsa_scores
 from crase.search.expansion import Edge
+from crase.settings import Orientation, Ranker
 
 # The number that stands for the run's own node among the projection's step sources. It is
 # written down only here: cypher/project_evidence_graph receives it as $origin_position.
@@ -42,8 +43,8 @@ ORIGIN = -1
 class Walk:
     """How the retained graph is walked."""
 
-    ranker: str  # "ppr" | "salsa"
-    orientation: str
+    ranker: Ranker
+    orientation: Orientation
     reference_year: int
     beta: float
     alpha: float

@@ -6,7 +6,7 @@ parameters only (`SearchParams`): provider addresses, keys and switches are the 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
@@ -17,7 +17,20 @@ from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.search.request import SearchRequest
 from crase.search.text_ranking import has_searchable_word
-from crase.settings import RequestParams, SearchSettings, Settings, setting
+from crase.settings import (
+    Fill,
+    Hops,
+    Orientation,
+    Ranker,
+    RequestParams,
+    SearchSettings,
+    SearchSource,
+    SeedRule,
+    SeedWeights,
+    Settings,
+    Weighting,
+    setting,
+)
 
 
 class SearchParams(RequestParams):
@@ -32,21 +45,21 @@ class SearchParams(RequestParams):
     sub_queries: int = setting(SearchSettings, "sub_queries")
     seeds_per_query: int = setting(SearchSettings, "seeds_per_query")
     seed_pool: int = setting(SearchSettings, "seed_pool")
-    seed_rule: Literal["relevance", "relevance-and-recency"] = setting(SearchSettings, "seed_rule")
-    seed_weights: Literal["relevance", "uniform"] = setting(SearchSettings, "seed_weights")
+    seed_rule: SeedRule = setting(SearchSettings, "seed_rule")
+    seed_weights: SeedWeights = setting(SearchSettings, "seed_weights")
     sub_query_weight: float = setting(SearchSettings, "sub_query_weight")
-    hops: Literal["1", "1.5", "2"] = setting(SearchSettings, "hops")
+    hops: Hops = setting(SearchSettings, "hops")
     # Switched on per request only where the operator has the providers on (checked below).
-    source: Literal["local", "semantic-scholar"] = setting(SearchSettings, "source")
+    source: SearchSource = setting(SearchSettings, "source")
     theta: float = setting(SearchSettings, "theta")
     tau: float = setting(SearchSettings, "tau")
     beta: float = setting(SearchSettings, "beta")
     alpha: float = setting(SearchSettings, "alpha")
     k: int = setting(SearchSettings, "k")
-    ranker: Literal["ppr", "salsa"] = setting(SearchSettings, "ranker")
-    orientation: Literal["references", "citing", "both"] = setting(SearchSettings, "orientation")
-    weighting: Literal["coverage", "uniform"] = setting(SearchSettings, "weighting")
-    fill: Literal["none", "text"] = setting(SearchSettings, "fill")
+    ranker: Ranker = setting(SearchSettings, "ranker")
+    orientation: Orientation = setting(SearchSettings, "orientation")
+    weighting: Weighting = setting(SearchSettings, "weighting")
+    fill: Fill = setting(SearchSettings, "fill")
     max_iterations: int = setting(SearchSettings, "max_iterations")
     tolerance: float = setting(SearchSettings, "tolerance")
 
