@@ -26,17 +26,28 @@ from crase.search.request import (
 )
 from crase.search.seeds import GIVEN, QUERY_ITSELF, Seed
 from crase.search.text_ranking import has_searchable_word
-from crase.settings import SearchSettings, Settings
+from crase.settings import SearchSettings, Settings, choices
 
 if TYPE_CHECKING:
     from crase.search.pipeline import RankedPaper, SearchResult
 
 
+# Search settings the command line leaves to the environment and .env (CRASE_SEARCH__ALPHA,
+# ...): the walk's and the seed pool's fine tuning, never offered as flags. Every other
+# search setting is a flag, derived from its field, so a new setting needs no edit here.
+SETTINGS_ONLY = ("seed_pool", "seed_rule", "sub_query_weight", "alpha", "max_iterations",
+                 "tolerance")
+SEARCH_FLAGS = tuple(name for name in SearchSettings.model_fields if name not in SETTINGS_ONLY)
+
+
+def flag_of(name: str) -> str:
+    """A setting's flag: -k for a one-letter name, else --seeds-per-query style."""
+    return f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
+
+
 # How the command line names each field of a request, for its error messages.
-FLAGS = {"query": "the query", "k": "-k", "query_seeds": "--query-seeds",
-         "sub_queries": "--sub-queries", "seeds_per_query": "--seeds-per-query",
-         "theta": "--theta", "tau": "--tau", "beta": "--beta", "reference_year": "--year",
-         "exclude": "--exclude", "source": "--source", "hops": "--hops"}
+FLAGS = {"query": "the query", "reference_year": "--year", "exclude": "--exclude",
+         **{name: flag_of(name) for name in SEARCH_FLAGS}}
 NO_WORDS = ("the query has no word to search for (only spaces, punctuation or search "
             "syntax); give the research question in words, e.g. crase search \"tachyon "
             "condensation on D-branes\"")
@@ -57,6 +68,22 @@ def flag_number(model: type[BaseModel], field: str) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(
                 f"{text!r} is not {kind}; give one {allowed_range(info)}") from None
     return parse
+
+
+def setting_flag(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """argparse keywords for a settings field: its Literal's choices or a number type, and
+    help from its description and default. The parser's own default stays None, so a flag
+    left out keeps the configured setting (environment, .env) and not the field's default."""
+    field = model.model_fields[name]
+    # argparse formats help with %, which a description may hold.
+    text = f"{field.description} (default {field.default})".replace("%", "%%")
+    options = choices(model, name)
+    if options:
+        return {"dest": name, "choices": options, "help": text}
+    if field.annotation in (int, float):
+        return {"dest": name, "type": flag_number(model, name), "help": text}
+    raise TypeError(f"{model.__name__}.{name}: no flag for a {field.annotation} setting; "
+                    "add it to SETTINGS_ONLY or teach setting_flag its type")
 
 
 def whole_number(low: int, high: int | None) -> Callable[[str], int]:
@@ -90,39 +117,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "PageRank (or SALSA) restarting at the seeds by text relevance, and "
                     "explain; --weighting coverage grounds every edge in claims first.")
     search.add_argument("query", help="the research question, in quotes")
-    search.add_argument("-k", type=flag_number(SearchSettings, "k"),
-                        help="papers to return (default 50)")
-    search.add_argument("--ranker", choices=["ppr", "salsa"], help="graph ranker (default ppr)")
-    search.add_argument("--hops", choices=["1", "1.5", "2"], help="radius (default 1.5)")
-    search.add_argument("--query-seeds", type=flag_number(SearchSettings, "query_seeds"),
-                        dest="query_seeds",
-                        help="seeds from the query's own text ranking (default 10)")
-    search.add_argument("--sub-queries", type=flag_number(SearchSettings, "sub_queries"),
-                        dest="sub_queries",
-                        help="L: keyword sub-queries in the plan, each seeding too (default 0)")
-    search.add_argument("--seeds-per-query",
-                        type=flag_number(SearchSettings, "seeds_per_query"),
-                        dest="seeds_per_query",
-                        help="m: seeds kept per sub-query (default 5)")
-    search.add_argument("--seed-weights", choices=["relevance", "uniform"],
-                        dest="seed_weights",
-                        help="restart mass per seed: 1/rank^2 (default) or equal")
-    search.add_argument("--weighting", choices=["uniform", "coverage"],
-                        help="edge weights: uniform (default) or Delta from claims (coverage)")
-    search.add_argument("--theta", type=flag_number(SearchSettings, "theta"),
-                        help="entailment threshold of a grounded claim")
-    search.add_argument("--tau", type=flag_number(SearchSettings, "tau"),
-                        help="prune edges with Delta <= tau (default 0)")
-    search.add_argument("--beta", type=flag_number(SearchSettings, "beta"),
-                        help="recency exponent (default 0.5)")
-    search.add_argument("--orientation", choices=["references", "citing", "both"],
-                        help="which way the walk follows citations")
-    search.add_argument("--source", choices=["local", "semantic-scholar"],
-                        help="seeds and neighbourhood from the local index (default) or "
-                             "fetched from Semantic Scholar (docs/semantic-scholar.md)")
-    search.add_argument("--fill", choices=["none", "text"],
-                        help="fill places the walk leaves empty with full-text hits "
-                             "(default text)")
+    for name in SEARCH_FLAGS:
+        search.add_argument(flag_of(name), **setting_flag(SearchSettings, name))
     search.add_argument("--year", type=flag_number(SearchRequest, "reference_year"),
                         dest="reference_year",
                         help="measure ages from this year (default: this year)")
@@ -156,10 +152,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     """The request of the command line, checked before any run exists: a bad value or a
     query without a word ends here as InvalidRequest, naming the flag and its range."""
-    overrides = {name: getattr(args, name) for name in (
-        "k", "ranker", "hops", "query_seeds", "sub_queries", "seeds_per_query",
-        "seed_weights", "weighting", "theta", "tau", "beta", "orientation", "fill", "source")
-        if getattr(args, name) is not None}
+    overrides = {name: getattr(args, name) for name in SEARCH_FLAGS
+                 if getattr(args, name) is not None}
     # First: "*" or "" would otherwise be called too short, and "***" still has no word.
     if not has_searchable_word(args.query):
         raise InvalidRequest(NO_WORDS)

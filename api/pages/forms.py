@@ -11,13 +11,27 @@ from crase.api.routes.searches import SearchBody, build_request
 from crase.errors import InvalidRequest
 from crase.idea.request import IdeaRequest
 from crase.search.request import SearchRequest
-from crase.settings import Settings
+from crase.settings import SearchSettings, Settings, choices
 
-# The main parameters of a search, as the form names them (SearchSettings' fields).
+# The main parameters of a search, as the form names them (SearchSettings' fields): a
+# chosen few, each laid out in templates/search.html.
 SEARCH_FIELDS = ("k", "weighting", "hops", "sub_queries", "query_seeds", "ranker", "theta",
                  "tau")
-SEARCH_CHOICES = {"weighting": ("uniform", "coverage"), "hops": ("1", "1.5", "2"),
-                  "ranker": ("ppr", "salsa")}
+
+
+def number_bounds(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """The min and max of a number field for an HTML input, from its ge/le (an open end,
+    gt/lt, is given as the end itself: the server's own check refuses the value)."""
+    ends = {"ge": "min", "gt": "min", "le": "max", "lt": "max"}
+    return {ends[key]: value for rule in model.model_fields[name].metadata
+            for key in ends if (value := getattr(rule, key, None)) is not None}
+
+
+# Options and bounds come from the settings, so a new choice shows up without an edit here.
+SEARCH_CHOICES = {name: options for name in SEARCH_FIELDS
+                  if (options := choices(SearchSettings, name))}
+SEARCH_BOUNDS = {name: number_bounds(SearchSettings, name) for name in SEARCH_FIELDS
+                 if name not in SEARCH_CHOICES}
 IDEA_MODES = ("retrieval_eval", "full_report")
 
 

@@ -31,6 +31,7 @@ from crase.api.exports import ExportFormat, export_run
 from crase.api.pages.edge_details import edge_details
 from crase.api.pages.forms import (
     IDEA_MODES,
+    SEARCH_BOUNDS,
     SEARCH_CHOICES,
     idea_request,
     search_defaults,
@@ -259,6 +260,7 @@ def forms_page(request: Request[Any, Any, Any], settings: Settings,
     problem = search_problem or idea_problem
     return render_page(request, "search.html", status_code=422 if problem else 200,
                        defaults=search_defaults(settings), choices=SEARCH_CHOICES,
+                       bounds=SEARCH_BOUNDS,
                        modes=IDEA_MODES, search_form=search_form or {},
                        idea_form=idea_form or {}, search_problem=search_problem,
                        idea_problem=idea_problem)
