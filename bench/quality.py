@@ -47,7 +47,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import MiniLmEncoder
 from crase.search.roles.protocols import SearchBackends
-from crase.settings import DatabaseSettings, Settings
+from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
 DEPTH = max(CUTOFFS)
 MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "previous-default", "shipped",
@@ -72,19 +72,23 @@ EXTRA_FUSIONS = {"fusion: crase-ppr + dense": ("crase-ppr", "dense"),
 EXTRA_BACKFILLS = {"backfill: crase-ppr, then bm25": ("crase-ppr", "bm25")}
 # Ablations vary one setting of the shipped configuration at a time:
 # name -> (table label, WalkConfig field, values). Settings that only act on Delta (tau,
-# theta, beta) vary the Delta-weighted walk instead (DELTA_ABLATIONS).
+# theta, beta) vary the Delta-weighted walk instead (DELTA_ABLATIONS). A setting with
+# choices runs every choice its settings field allows (a new ranker joins the ablation);
+# numbers are a chosen subset, checked within the field's bounds by tests/bench.
 ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
-    "weighting": ("edge weights (Delta or uniform)", "weighting", ("coverage", "uniform")),
-    "seed_weights": ("seed restart weights", "seed_weights", ("relevance", "uniform")),
+    "weighting": ("edge weights (Delta or uniform)", "weighting",
+                  choices(SearchSettings, "weighting")),
+    "seed_weights": ("seed restart weights", "seed_weights",
+                     choices(SearchSettings, "seed_weights")),
     "query_seeds": ("seeds from the query's own search", "query_seeds", (5, 10, 20)),
     "sub_queries": ("plan sub-queries L", "sub_queries", (0, 5)),
-    "seed_rule": ("seed rule", "seed_rule", ("relevance", "relevance-and-recency")),
-    "hops": ("hop radius", "hops", ("1", "1.5", "2")),
+    "seed_rule": ("seed rule", "seed_rule", choices(SearchSettings, "seed_rule")),
+    "hops": ("hop radius", "hops", choices(SearchSettings, "hops")),
     "tau": ("tau", "tau", (0.0, 0.25, 0.5, 0.75)),
     "beta": ("beta", "beta", (0.0, 0.5, 1.0, 2.0)),
     "theta": ("theta", "theta", (0.3, 0.4, 0.5, 0.6)),
-    "orientation": ("orientation", "orientation", ("references", "citing", "both")),
-    "ranker": ("ranker", "ranker", ("ppr", "salsa")),
+    "orientation": ("orientation", "orientation", choices(SearchSettings, "orientation")),
+    "ranker": ("ranker", "ranker", choices(SearchSettings, "ranker")),
     "age": ("age reference", "age", ("current", "query")),
 }
 DELTA_ABLATIONS = ("tau", "beta", "theta")
