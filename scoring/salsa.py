@@ -1,6 +1,8 @@
 """SALSA (Lempel & Moran 2001) on a weighted directed graph, in numpy.
 
-`weights[i, j]` is the weight of edge i -> j. Every paper has a hub copy (its out-edges)
+The graph is an edge list (`edge_list`): edge i -> j with its weight, over nodes 0..n-1.
+Evidence graphs are sparse (a few thousand steps among a few thousand papers), so no
+n x n matrix is ever built; every round is O(|E|). Every paper has a hub copy (its out-edges)
 and an authority copy (its in-edges); SALSA walks the bipartite hub/authority graph,
 alternating a step forward along an out-edge and a step backward along an in-edge, each
 chosen in proportion to edge weight.
@@ -32,21 +34,55 @@ a contraction with rate (1 - alpha), iterated from h = p. Authority scores are t
 stationary a, normalised to sum 1. With no seeds, `salsa_scores` returns standard SALSA.
 """
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
-def salsa_authority(weights: FloatArray) -> FloatArray:
+@dataclass(frozen=True)
+class EdgeList:
+    """A weighted directed graph on nodes 0..n-1, one entry per edge `hubs[e] -> cited[e]`
+    of weight `weight[e]`: parallel edges summed, zero weights left out, sorted by (hub,
+    cited). Build it with `edge_list`."""
+
+    n: int
+    hubs: IntArray
+    cited: IntArray
+    weight: FloatArray
+
+
+def edge_list(n: int, sources: ArrayLike, targets: ArrayLike, weights: ArrayLike) -> EdgeList:
+    """The graph of the edges sources[e] -> targets[e] of weight weights[e] on n nodes.
+
+    Parallel edges are summed in the order given and the result is sorted by (source,
+    target) with zero weights dropped: the edges, weights and order a dense n x n matrix
+    filled with `+=` and read back with np.nonzero would give, so the sums below add the
+    same numbers in the same order as the dense version this replaced did."""
+    source = np.asarray(sources, dtype=np.int64)
+    target = np.asarray(targets, dtype=np.int64)
+    weight = np.asarray(weights, dtype=np.float64)
+    if source.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return EdgeList(n, empty, empty.copy(), np.zeros(0))
+    pair, inverse = np.unique(source * n + target, return_inverse=True)
+    summed = np.bincount(inverse.ravel(), weights=weight, minlength=pair.size)
+    kept = summed != 0
+    return EdgeList(n, pair[kept] // n, pair[kept] % n, summed[kept])
+
+
+def salsa_authority(edges: EdgeList) -> FloatArray:
     """Standard SALSA authority scores (sum 1 when the graph has an edge; zeros otherwise)."""
-    w = np.asarray(weights, dtype=np.float64)
-    in_weight = w.sum(axis=0)
+    in_weight = np.bincount(edges.cited, weights=edges.weight, minlength=edges.n)
     authorities = np.flatnonzero(in_weight > 0)
-    scores = np.zeros(w.shape[0])
+    scores = np.zeros(edges.n)
     if authorities.size == 0:
         return scores
-    component = authority_components(w, authorities)
+    component = authority_components(edges)
     for label in np.unique(component[authorities]):
         members = authorities[component[authorities] == label]
         share = members.size / authorities.size
@@ -54,16 +90,16 @@ def salsa_authority(weights: FloatArray) -> FloatArray:
     return scores
 
 
-def salsa_hub(weights: FloatArray) -> FloatArray:
+def salsa_hub(edges: EdgeList) -> FloatArray:
     """Standard SALSA hub scores: authority scores of the reversed graph."""
-    return salsa_authority(np.asarray(weights, dtype=np.float64).T)
+    return salsa_authority(edge_list(edges.n, edges.cited, edges.hubs, edges.weight))
 
 
-def authority_components(weights: FloatArray, authorities: NDArray[np.int64]) -> NDArray[np.int64]:
+def authority_components(edges: EdgeList) -> IntArray:
     """Component label per node; authorities cited by a common hub share a label."""
-    hubs_of, cited = np.nonzero(weights)  # row-major: each hub's citations are adjacent
+    hubs_of, cited = edges.hubs, edges.cited  # sorted by hub: its citations are adjacent
     same_hub = hubs_of[1:] == hubs_of[:-1]
-    parent = list(range(weights.shape[0]))
+    parent = list(range(edges.n))
 
     def find(node: int) -> int:
         while parent[node] != node:
@@ -76,31 +112,35 @@ def authority_components(weights: FloatArray, authorities: NDArray[np.int64]) ->
         root_a, root_b = find(a), find(b)
         if root_a != root_b:
             parent[root_b] = root_a
-    return np.array([find(node) for node in range(weights.shape[0])])
+    return np.array([find(node) for node in range(edges.n)])
 
 
-def personalized_salsa(
-    weights: FloatArray,
-    seeds: list[int],
-    alpha: float = 0.15,
-    max_iterations: int = 200,
-    tolerance: float = 1e-12,
-    seed_weights: list[float] | None = None,
-) -> FloatArray:
-    """Authority scores of the seed-restarting SALSA walk (module doc), summing to 1
-    (zeros when no seed reaches an edge). `seed_weights` (one per seed) makes p the
-    weighted restart vector instead of the uniform one. Iterates over the edge list,
-    O(|E|) a round."""
-    w = np.asarray(weights, dtype=np.float64)
-    n = w.shape[0]
+def restart_vector(n: int, seeds: Sequence[int],
+                   seed_weights: Sequence[float] | None) -> FloatArray:
+    """p over n nodes: uniform over the seeds, or in proportion to `seed_weights`."""
     restart = np.zeros(n)
     if seed_weights is None:
         restart[sorted(set(seeds))] = 1.0
     else:
-        np.add.at(restart, seeds, np.asarray(seed_weights, dtype=np.float64))
+        np.add.at(restart, list(seeds), np.asarray(seed_weights, dtype=np.float64))
     restart /= restart.sum()
-    hubs_of, cited = np.nonzero(w)
-    edge_weight = w[hubs_of, cited]
+    return restart
+
+
+def personalized_salsa(
+    edges: EdgeList,
+    seeds: Sequence[int],
+    alpha: float = 0.15,
+    max_iterations: int = 200,
+    tolerance: float = 1e-12,
+    seed_weights: Sequence[float] | None = None,
+) -> FloatArray:
+    """Authority scores of the seed-restarting SALSA walk (module doc), summing to 1
+    (zeros when no seed reaches an edge). `seed_weights` (one per seed) makes p the
+    weighted restart vector instead of the uniform one. O(|E|) a round."""
+    n = edges.n
+    restart = restart_vector(n, seeds, seed_weights)
+    hubs_of, cited, edge_weight = edges.hubs, edges.cited, edges.weight
     out_weight = np.bincount(hubs_of, weights=edge_weight, minlength=n)
     in_weight = np.bincount(cited, weights=edge_weight, minlength=n)
     forward = edge_weight / out_weight[hubs_of]  # hub -> authority, per edge
@@ -123,16 +163,16 @@ def personalized_salsa(
 
 
 def salsa_scores(
-    weights: FloatArray,
-    seeds: list[int] | None = None,
+    edges: EdgeList,
+    seeds: Sequence[int] | None = None,
     alpha: float = 0.15,
     max_iterations: int = 200,
     tolerance: float = 1e-12,
-    seed_weights: list[float] | None = None,
+    seed_weights: Sequence[float] | None = None,
 ) -> FloatArray:
     """Authority scores: personalised by `seeds` (weighted by `seed_weights`, if given)
     when any are given, standard otherwise."""
     if seeds:
-        return personalized_salsa(weights, seeds, alpha, max_iterations, tolerance,
+        return personalized_salsa(edges, seeds, alpha, max_iterations, tolerance,
                                   seed_weights)
-    return salsa_authority(weights)
+    return salsa_authority(edges)

@@ -1,7 +1,7 @@
 """Ranking of the retained evidence graph (pruned by crase.scoring.delta.prune): the
-walk's steps weighted by Delta * age^-beta (crase.scoring.delta.edge_weight), projected
-into GDS and ranked with personalized PageRank there, or with SALSA in numpy; the
-projection is always dropped.
+walk's steps weighted by Delta * age^-beta (crase.scoring.delta.edge_weight), either
+projected into GDS and ranked with personalized PageRank there (the projection is always
+dropped), or ranked with SALSA in numpy straight from those steps, with no database call.
 
 The personalization vector p (the seeds' restart weights, search/seeds.py) enters
 GDS through the run's own node o: o links to each seed s with weight p(s) and nothing
@@ -25,12 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
-from crase.scoring.salsa import salsa_scores
+from crase.scoring.salsa import edge_list, salsa_scores
 from crase.search.expansion import Edge
 from crase.settings import Orientation, Ranker
 
@@ -97,14 +95,18 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
          ) -> list[tuple[str, float]]:
     """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
     proportion to `restart`, each step weighed by the age (from `years`) of the paper it
-    leads to; the Run `run_id` is the walk's origin. The projection is always dropped."""
+    leads to; the Run `run_id` is the walk's origin. The PageRank's projection is always
+    dropped; SALSA makes no database call."""
     if not pruned.seeds:
         return []
     p = retained_restart(restart, pruned.seeds)
+    steps = weighted_steps(pruned.edges, years, walk)
+    if walk.ranker == "salsa":
+        return rank_salsa(steps, p, walk)
     nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
     links = [(ORIGIN, position[s], w) for s, w in p.items() if s in position] + [
-        (position[a], position[b], w) for a, b, w in weighted_steps(pruned.edges, years, walk)]
+        (position[a], position[b], w) for a, b, w in steps]
     name = f"crase-run-{run_id}"
     try:
         projected = graph.write("project_evidence_graph",
@@ -112,8 +114,6 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
         if not projected or projected[0]["graph"] is None:
             raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
                                 "database while it ran; run the search again")
-        if walk.ranker == "salsa":
-            return _rank_salsa(graph, name, p, walk)
         return _rank_pagerank(graph, name, run_id, walk)
     finally:
         graph.write("drop_projection", graph_name=name)
@@ -126,18 +126,22 @@ def _rank_pagerank(graph: Graph, name: str, run_id: str, walk: Walk) -> list[tup
     return [(r["id"], float(r["score"])) for r in rows]
 
 
-def _rank_salsa(graph: Graph, name: str, restart: dict[str, float],
-                walk: Walk) -> list[tuple[str, float]]:
-    rows = graph.read("stream_projected_weights", graph_name=name)
-    ids = sorted({r["source"] for r in rows} | {r["target"] for r in rows})
+def rank_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],
+               walk: Walk) -> list[tuple[str, float]]:
+    """Top-k (paper id, score) by SALSA (crase.scoring.salsa) over the walk's weighted
+    steps, restarting at the seeds in proportion to `restart`.
+
+    The papers are those at either end of a step, numbered in id order: a seed without a
+    step takes no part, and with no such seed at all the scores are standard SALSA. Adding
+    isolated papers would not change the ranking but would change the order of the numpy
+    sums, and with it the scores' last bits."""
+    ids = sorted({a for a, _, _ in steps} | {b for _, b, _ in steps})
     index = {paper: i for i, paper in enumerate(ids)}
-    weights = np.zeros((len(ids), len(ids)))
-    for r in rows:
-        weights[index[r["source"]], index[r["target"]]] += r["w"]
+    edges = edge_list(len(ids), [index[a] for a, _, _ in steps],
+                      [index[b] for _, b, _ in steps], [w for _, _, w in steps])
     seeds = [s for s in restart if s in index]
-    scores = salsa_scores(weights, [index[s] for s in seeds], walk.alpha,
+    scores = salsa_scores(edges, [index[s] for s in seeds], walk.alpha,
                           seed_weights=[restart[s] for s in seeds])
-    k = walk.k
     reached = [i for i in range(len(ids)) if scores[i] > 0]
-    order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:k]
+    order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:walk.k]
     return [(ids[i], float(scores[i])) for i in order]

@@ -4,7 +4,7 @@ crase.scoring.delta give on the same inputs, on the session's real Neo4j + GDS:
 - `read_edge_scores` (Delta at a run's theta from the matrix stored on the edge) against
   `coverage_affinity`, at thetas on and between the matrices' entries (ties: >=);
 - the weights of the GDS projection (the ranking's steps projected by
-  `project_evidence_graph`, read back through `stream_projected_weights`) against
+  `project_evidence_graph`, read back through GDS's property stream) against
   `edge_weight` step by step, for each orientation and several reference years and betas,
   with papers without a year and papers after the reference.
 """
@@ -118,6 +118,17 @@ def python_weights(orientation: str, reference_year: int,
             for (u, v), delta in DELTA.items() for source, target in STEPS[orientation](u, v)}
 
 
+# The projected steps as GDS holds them; the origin's links to the seeds are left out.
+STREAM_PROJECTED_WEIGHTS = """
+CALL gds.graph.relationshipProperty.stream($graph_name, 'w')
+YIELD sourceNodeId, targetNodeId, propertyValue
+WITH gds.util.asNode(sourceNodeId) AS source, gds.util.asNode(targetNodeId) AS target,
+     propertyValue AS w
+WHERE source:Paper
+RETURN source.id AS source, target.id AS target, w
+"""
+
+
 def projected_weights(graph: Graph, orientation: str, reference_year: int,
                       beta: float) -> list[dict[str, Any]]:
     """The weights the projection holds after the ranking built the walk's steps."""
@@ -135,7 +146,9 @@ def projected_weights(graph: Graph, orientation: str, reference_year: int,
         # position) and every step, its link to the seed included, is a relationship.
         assert projected[0]["nodes"] == len(nodes) + 1
         assert projected[0]["relationships"] == len(links)
-        return graph.read("stream_projected_weights", graph_name=name)
+        with graph.driver.session(database=graph.database) as session:
+            return [record.data() for record in
+                    session.run(STREAM_PROJECTED_WEIGHTS, graph_name=name)]
     finally:
         graph.write("drop_projection", graph_name=name)
 

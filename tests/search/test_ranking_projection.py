@@ -1,15 +1,27 @@
 """What search/ranking.py hands the database, without a database: the projection's
-parameters, and the one number (ORIGIN) that stands for the Run among the steps' sources.
-The projection itself runs on the real server in tests/scoring/test_rules_in_cypher.py and
-tests/search/test_ranking_gds.py."""
+parameters, the one number (ORIGIN) that stands for the Run among the steps' sources, and
+SALSA, which ranks the steps in numpy with no database call, float for float as it did
+when it read them back from a GDS projection. The projection itself runs on the real
+server in tests/scoring/test_rules_in_cypher.py and tests/search/test_ranking_gds.py."""
 
 import re
 from typing import Any
 
+import numpy as np
+import pytest
+
 from crase.cypher.catalog import load_query
 from crase.graph import Graph, Row
 from crase.scoring.delta import PrunedGraph
-from crase.search.ranking import ORIGIN, Walk, projection_parameters, rank
+from crase.search.ranking import (
+    ORIGIN,
+    Walk,
+    projection_parameters,
+    rank,
+    retained_restart,
+    weighted_steps,
+)
+from tests.scoring import dense_salsa
 
 DELTA = {("a", "b"): 0.8, ("a", "c"): 0.4, ("b", "c"): 0.6, ("e", "b"): 1.0}
 YEARS: dict[str, int | None] = {"a": 2003, "b": 2001, "c": 1999, "e": 2002}
@@ -67,3 +79,81 @@ def test_ppr_projects_the_runs_links_to_the_seeds_from_origin() -> None:
     from_origin = [(nodes[b], w) for a, b, w in links if a == ORIGIN]
     assert from_origin == [("a", 0.75), ("e", 0.25)]  # first, as the query's header says
     assert all(a >= 0 for a, _, _ in links[len(from_origin):])
+
+
+class NoDatabase(Graph):
+    """Fails on any call: the SALSA ranking must not reach the database."""
+
+    def __init__(self) -> None:
+        pass
+
+    def write(self, name: str, **params: Any) -> list[Row]:
+        raise AssertionError(f"SALSA called the database: {name}")
+
+    def read(self, name: str, timeout_s: float | None = None, **params: Any) -> list[Row]:
+        raise AssertionError(f"SALSA called the database: {name}")
+
+
+def streamed_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],
+                   walk: Walk, rng: np.random.Generator) -> list[tuple[str, float]]:
+    """The SALSA ranking as it was: the steps projected into GDS, streamed back (paper to
+    paper, in the stream's own order, here shuffled) into an n x n matrix, ranked by the
+    dense implementation (tests/scoring/dense_salsa.py)."""
+    rows = [{"source": a, "target": b, "w": w} for a, b, w in steps]
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    ids = sorted({r["source"] for r in rows} | {r["target"] for r in rows})
+    index = {paper: i for i, paper in enumerate(ids)}
+    weights = np.zeros((len(ids), len(ids)))
+    for r in rows:
+        weights[index[r["source"]], index[r["target"]]] += r["w"]
+    seeds = [s for s in restart if s in index]
+    scores = dense_salsa.salsa_scores(weights, [index[s] for s in seeds], walk.alpha,
+                                      seed_weights=[restart[s] for s in seeds])
+    reached = [i for i in range(len(ids)) if scores[i] > 0]
+    order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:walk.k]
+    return [(ids[i], float(scores[i])) for i in order]
+
+
+def random_evidence_graph(rng: np.random.Generator) -> tuple[PrunedGraph, dict[str, float],
+                                                             dict[str, int | None]]:
+    """Citations among up to 300 papers (some both ways, some self-citations), Deltas in
+    (0, 1], years with gaps, a few seeds (one possibly without a citation) and restart
+    weights."""
+    n = int(rng.integers(2, 300))
+    papers = [f"p{i:03d}" for i in range(n)]
+    m = int(rng.integers(1, 4 * n))
+    edges = {(papers[a], papers[b]): float(rng.random()) + 1e-3
+             for a, b in zip(rng.integers(0, n, m).tolist(), rng.integers(0, n, m).tolist(),
+                             strict=True)}
+    for (u, v), delta in list(edges.items())[:m // 10]:
+        edges[(v, u)] = delta / 2  # cited both ways: the 'both' walk takes a step twice
+    years: dict[str, int | None] = {
+        p: None if rng.random() < 0.1 else int(rng.integers(1980, 2006)) for p in papers}
+    seeds = sorted(set(rng.choice(papers, size=int(rng.integers(1, 6))).tolist()))
+    restart = {s: float(rng.random()) for s in seeds}
+    pruned = PrunedGraph(edges=edges, nodes=papers, seeds=seeds, pruned_edges={},
+                         dropped_nodes={})
+    return pruned, restart, years
+
+
+@pytest.mark.parametrize("orientation", ["references", "citing", "both"])
+@pytest.mark.parametrize("seed", range(6))
+def test_salsa_ranks_exactly_as_the_streamed_dense_version_did(orientation: str,
+                                                               seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pruned, restart, years = random_evidence_graph(rng)
+    walk = Walk("salsa", orientation, 2004, 0.5, float(rng.choice([0.15, 0.3])), k=50)
+    ranked = rank(NoDatabase(), "run-1", pruned, walk, restart, years)
+    p = retained_restart(restart, pruned.seeds)
+    expected = streamed_salsa(weighted_steps(pruned.edges, years, walk), p, walk, rng)
+    assert ranked == expected  # the same papers, the same floats
+
+
+def test_salsa_with_seeds_outside_the_steps_is_standard_salsa() -> None:
+    pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS) + ["z"], seeds=["z"],
+                         pruned_edges={}, dropped_nodes={})
+    walk = Walk("salsa", "references", 2004, 0.5, 0.15, k=5)
+    ranked = rank(NoDatabase(), "run-1", pruned, walk, {"z": 1.0}, YEARS)
+    expected = streamed_salsa(weighted_steps(DELTA, YEARS, walk), {}, walk,
+                              np.random.default_rng(0))
+    assert ranked == expected and ranked
