@@ -27,7 +27,12 @@ def pid_file(tmp_path: Path) -> Iterator[Path]:
 
 
 def start(command: list[str], pid_file: Path) -> int:
+    """Spawn the command and wait until the child has become it: until its exec, the
+    forked child still carries the test runner's command line (a loaded machine shows it)."""
     process = processes.spawn(command, pid_file.parent / "server.log", pid_file)
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline and not processes.runs(process.pid, MARKER):
+        time.sleep(0.05)
     return process.pid
 
 
