@@ -6,8 +6,8 @@ of the benchmarks (`DenseIndex`), searched by cosine similarity over the whole c
 
 The vectors are computed once per corpus and kept under `<var_dir>/bench/dense/<key>/`
 (`ids.json`, `vectors.npy`: float32, one unit row per paper, ids in the same order). The key
-hashes every (id, title, abstract), so a changed corpus gets new vectors and an unchanged one
-is never encoded twice. The numpy encoder manages about one abstract per second on two busy
+hashes every (id, embedded text), so a changed corpus, or a change to how TeX is read, gets
+new vectors, and an unchanged one is never encoded twice. The numpy encoder manages about one abstract per second on two busy
 cores, so the build writes chunks as they finish and an interrupted build resumes at the
 first missing chunk.
 """
@@ -35,7 +35,7 @@ BuildProgress = Callable[[int, int, float], None]  # (papers done, total, second
 class CorpusTexts:
     ids: list[str]
     texts: list[str]
-    key: str  # hash of every (id, title, abstract), in id order
+    key: str  # hash of every (id, embedded text), in id order
 
 
 def paper_text(title: str | None, abstract: str | None) -> str:
@@ -53,7 +53,7 @@ def read_corpus_texts(graph: Graph, page: int = 5000) -> CorpusTexts:
         for row in rows:
             ids.append(row["id"])
             texts.append(paper_text(row["title"], row["abstract"]))
-            digest.update(f"{row['id']}\t{row['title']}\t{row['abstract']}\n".encode())
+            digest.update(f"{row['id']}\t{texts[-1]}\n".encode())
         after = rows[-1]["id"]
     return CorpusTexts(ids, texts, digest.hexdigest())
 

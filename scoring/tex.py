@@ -8,16 +8,13 @@ a sentence.
 
 import re
 import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
 
 # $$...$$, $...$, \[...\], \(...\): display math first so `$$` is not read as two `$`.
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.DOTALL)
-# \"a, \'e, \`e, \^o, \~n, with or without braces: keep the base letter.
-ACCENT_MACRO = re.compile(r"""\\["'`^~=.](?:\{(\w)\}|(\w))""")
-# The bare umlaut of old listings: K"ahler, G"odel (a quote between two letters).
-BARE_UMLAUT = re.compile(r'(?<=[A-Za-z])"(?=[A-Za-z])')
 REFERENCE_MACRO = re.compile(r"\\(?:cite|ref|eqref|label)\w*\{[^}]*\}")
 SPACING_MACRO = re.compile(r"\\[,;:! ]")
-NAMED_MACRO = re.compile(r"\\([A-Za-z]+)\*?")
 WHITESPACE = re.compile(r"\s+")
 
 
@@ -47,21 +44,7 @@ def math_content(span: str) -> str:
     return span[2:-2]  # \[...\] and \(...\)
 
 
-def plain_text(text: str) -> str:
-    """Readable text: math delimiters, braces and backslashes gone, macro names kept as
-    words (`\\theta` -> `theta`), accents reduced to their letter, whitespace collapsed."""
-    text = REFERENCE_MACRO.sub(" ", text)
-    text = ACCENT_MACRO.sub(lambda m: m.group(1) or m.group(2), text)
-    text = BARE_UMLAUT.sub("", text)
-    text = SPACING_MACRO.sub(" ", text)
-    text = MATH.sub(lambda m: " " + math_content(m.group(0)) + " ", text)
-    text = NAMED_MACRO.sub(r"\1", text)
-    text = text.replace("{", "").replace("}", "").replace("~", " ").replace("$", "")
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
-    return WHITESPACE.sub(" ", text).strip()
-
-
-# --- TeX to Unicode: what an export to a reference manager or a spreadsheet shows ---------
+# --- One converter, two renderings ---------------------------------------------------
 # Accent macros by the combining character they stand for. The letter-named ones (\u, \v,
 # \H, \c, \k, \r) take their letter in braces or after a space: `\v{c}`, `\c c`.
 ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
@@ -69,7 +52,7 @@ ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0
            "c": "\u0327", "k": "\u0328", "r": "\u030a"}
 ACCENTED = re.compile(r"""\\(?:(["'`^~=.])|([uvHckr])(?=[\s{]))\s*"""
                       r"""(?:\{\s*(\\[ij]|[A-Za-z])\s*\}|(\\[ij]|[A-Za-z]))""")
-# The bare umlaut of old listings, with the letter it goes on.
+# The bare umlaut of old listings (`K"ahler`, `G"odel`), with the letter it goes on.
 BARE_UMLAUT_LETTER = re.compile(r'(?<=[A-Za-z])"([A-Za-z])')
 # Letters TeX writes as macros: \ss, \o, \aa, \l, dotless \i and \j.
 LETTER_MACROS = {"ss": "ß", "o": "ø", "O": "Ø", "aa": "å", "AA": "Å", "ae": "æ", "AE": "Æ",
@@ -99,12 +82,87 @@ STYLE_MACROS = {"cal", "mathcal", "mathbf", "mathrm", "mathit", "mathbb", "mathf
                 "overline", "underline", "vec", "dot", "ddot", "left", "right", "big", "Big",
                 "bigg", "Bigg", "displaystyle"}
 ESCAPED = re.compile(r"\\([&%$#_{}])")
-ANY_MACRO = re.compile(r"\\([A-Za-z]+)(\s*)")
+ANY_MACRO = re.compile(r"\\([A-Za-z]+)\*?(\s*)")
 # `_{...}` and `^{...}` without nested braces: their braces carry meaning, the others not.
 SCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
 # Stand-ins while the text is taken apart: kept braces, and an escaped dollar (which is
 # no math delimiter).
 OPEN_KEPT, CLOSE_KEPT, DOLLAR = "\x01", "\x02", "\x03"
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """What one reading of a TeX text writes for each thing the converter finds; finding
+    them (accents, macros, math, escapes) is shared, so a fix to it serves both."""
+    accent: Callable[[str, str], str]  # a letter and the combining mark TeX put on it
+    macro: Callable[[str, str], str]   # a macro's name and the space TeX read after it
+    prose: Callable[[str], str]        # the text between formulas, its macros done
+    math: Callable[[str], str]         # a formula's content, its macros done
+    finish: Callable[[str], str]       # the whole text again, before spaces collapse
+
+
+def convert(text: str, rendering: Rendering) -> str:
+    text = REFERENCE_MACRO.sub(" ", text.replace("\\$", DOLLAR))
+    text = ACCENTED.sub(lambda m: rendering.accent(accented_letter(m), accent_mark(m)), text)
+    text = BARE_UMLAUT_LETTER.sub(lambda m: rendering.accent(m.group(1), ACCENTS['"']), text)
+    text = SPACING_MACRO.sub(" ", text).replace("~", " ")
+    pieces, last = [], 0
+    # Macros are replaced span by span: `$\chi$SB` must not read as the macro `\chiSB`.
+    for match in MATH.finditer(text):
+        pieces += [rendering.prose(macros(text[last:match.start()], rendering)),
+                   rendering.math(macros(math_content(match.group(0)), rendering))]
+        last = match.end()
+    pieces.append(rendering.prose(macros(text[last:], rendering)))
+    text = rendering.finish("".join(pieces)).replace(DOLLAR, "$")
+    return WHITESPACE.sub(" ", ESCAPED.sub(r"\1", text)).strip()
+
+
+def macros(text: str, rendering: Rendering) -> str:
+    return ANY_MACRO.sub(lambda m: rendering.macro(m.group(1), m.group(2)), text)
+
+
+def accented_letter(match: re.Match[str]) -> str:
+    letter = match.group(3) or match.group(4)
+    return {"\\i": "i", "\\j": "j"}.get(letter, letter)
+
+
+def accent_mark(match: re.Match[str]) -> str:
+    return ACCENTS[match.group(1) or match.group(2)]
+
+
+# --- Plain words: what claims, plans, embeddings and matching read ------------------------
+PLAIN = Rendering(
+    accent=lambda letter, _mark: letter,  # `K\"ahler` -> `Kahler`, as a search types it
+    macro=lambda name, space: name + space,  # `\theta` -> `theta`: a word the encoder knows
+    prose=lambda text: text,
+    math=lambda content: f" {content} ",
+    # Braces and the formulas' `$` go; a space left before punctuation goes with them.
+    finish=lambda text: re.sub(r"\s+([,.;:!?)])", r"\1",
+                               re.sub(r"[{}$]", "", text)),
+)
+
+
+def plain_text(text: str) -> str:
+    """Readable words: math delimiters, braces and backslashes gone, macro names kept as
+    words (`\\theta` -> `theta`), accents reduced to their letter, whitespace collapsed."""
+    return convert(text, PLAIN)
+
+
+# --- Unicode: what an export to a reference manager or a spreadsheet shows ----------------
+def unicode_prose(text: str) -> str:
+    """Typography of the text around math: TeX quotes and dashes."""
+    return text.replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
+
+
+def unicode_finish(text: str) -> str:
+    text = SCRIPT_GROUP.sub(script_group, text)
+    text = re.sub(r"(?<!\\)[{}]", "", text)  # grouping and case-protecting braces
+    return unicodedata.normalize("NFC", text.replace(OPEN_KEPT, "{").replace(CLOSE_KEPT, "}"))
+
+
+UNICODE = Rendering(accent=lambda letter, mark: unicodedata.normalize("NFC", letter + mark),
+                    macro=lambda name, space: replace_macro(name, space), prose=unicode_prose,
+                    math=str.strip, finish=unicode_finish)
 
 
 def tex_to_unicode(text: str) -> str:
@@ -115,42 +173,7 @@ def tex_to_unicode(text: str) -> str:
     and common symbols their Unicode sign, style macros leave their argument; math loses
     its `$` but keeps `_`, `^` and primes (with the braces of a `_{...}` group), so
     formulas stay readable. Whitespace is collapsed."""
-    text = text.replace("\\$", DOLLAR)
-    text = ACCENTED.sub(compose_accent, text)
-    text = BARE_UMLAUT_LETTER.sub(lambda m: compose(m.group(1), "\u0308"), text)
-    pieces, last = [], 0
-    for match in MATH.finditer(text):
-        pieces += [prose_to_unicode(text[last:match.start()]),
-                   math_to_unicode(math_content(match.group(0)))]
-        last = match.end()
-    pieces.append(prose_to_unicode(text[last:]))
-    text = SCRIPT_GROUP.sub(script_group, "".join(pieces))
-    text = re.sub(r"(?<!\\)[{}]", "", text)  # grouping and case-protecting braces
-    text = text.replace(OPEN_KEPT, "{").replace(CLOSE_KEPT, "}").replace(DOLLAR, "$")
-    text = ESCAPED.sub(r"\1", text)
-    return unicodedata.normalize("NFC", WHITESPACE.sub(" ", text).strip())
-
-
-def prose_to_unicode(text: str) -> str:
-    """Typography of the text around math: TeX quotes, dashes and ties."""
-    text = text.replace("``", "“").replace("''", "”").replace("---", "—").replace("--", "–")
-    return ANY_MACRO.sub(replace_macro, SPACING_MACRO.sub(" ", text).replace("~", " "))
-
-
-def math_to_unicode(content: str) -> str:
-    # Macros are replaced span by span: `$\\chi$SB` must not read as the macro `\\chiSB`.
-    content = SPACING_MACRO.sub(" ", content).replace("~", " ")
-    return ANY_MACRO.sub(replace_macro, content).strip()
-
-
-def compose(letter: str, accent: str) -> str:
-    return unicodedata.normalize("NFC", letter + accent)
-
-
-def compose_accent(match: re.Match[str]) -> str:
-    accent = match.group(1) or match.group(2)
-    letter = match.group(3) or match.group(4)
-    return compose({"\\i": "i", "\\j": "j"}.get(letter, letter), ACCENTS[accent])
+    return convert(text, UNICODE)
 
 
 def script_group(match: re.Match[str]) -> str:
@@ -160,8 +183,7 @@ def script_group(match: re.Match[str]) -> str:
     return f"{match.group(1)}{OPEN_KEPT}{inner}{CLOSE_KEPT}"
 
 
-def replace_macro(match: re.Match[str]) -> str:
-    name, space = match.group(1), match.group(2)
+def replace_macro(name: str, space: str) -> str:
     if name in STYLE_MACROS:
         return ""
     sign = SYMBOL_MACROS.get(name) or LETTER_MACROS.get(name)
