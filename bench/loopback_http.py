@@ -35,7 +35,9 @@ class LoopbackJsonServer:
 
     @contextmanager
     def running(self) -> Iterator[Self]:
-        thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll: 0.05 s, not the default half second.
+        thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                  daemon=True)
         thread.start()
         try:
             yield self

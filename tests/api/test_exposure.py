@@ -32,7 +32,8 @@ pytestmark = pytest.mark.integration
 def model_server() -> Iterator[str]:
     """An OpenAI-compatible stand-in that serves `served-model` to `secret-token`."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), ModelsHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()

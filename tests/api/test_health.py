@@ -38,7 +38,8 @@ class ModelsHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def model_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), ModelsHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()

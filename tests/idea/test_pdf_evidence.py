@@ -121,7 +121,8 @@ def pdf_server(files: dict[str, bytes]) -> Iterator[str]:
             self.wfile.write(body or b"")
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/pdf"

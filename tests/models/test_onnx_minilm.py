@@ -63,6 +63,7 @@ def ranks(values: NDArray[np.float32]) -> NDArray[np.float64]:
     return out
 
 
+@pytest.mark.slow  # the numpy encoder on 600 claims
 def test_vectors_agree_with_the_numpy_encoder(
         claims: list[str], both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:
     reference, got = both
@@ -74,6 +75,7 @@ def test_vectors_agree_with_the_numpy_encoder(
     assert cosines.mean() < 0.9999
 
 
+@pytest.mark.slow  # the numpy encoder on 600 claims
 def test_pair_cosines_keep_their_order(
         both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:
     reference, got = both
@@ -85,6 +87,7 @@ def test_pair_cosines_keep_their_order(
     assert np.abs(before - after).mean() <= MAX_MEAN_PAIR_DIFFERENCE
 
 
+@pytest.mark.slow  # the numpy encoder on 600 claims
 def test_batch_companions_move_a_vector_only_a_little(
         claims: list[str], encoder: OnnxMiniLmEncoder,
         both: tuple[NDArray[np.float32], NDArray[np.float32]]) -> None:

@@ -36,6 +36,7 @@ def daemon_block(started: Path, late: Path, clear_environment: bool = False) -> 
             f"time.sleep(60)\n")
 
 
+@pytest.mark.slow  # waits out the grandchild's three seconds
 def test_a_grandchild_that_left_the_session_is_killed_at_the_timeout(tmp_path: Path) -> None:
     started, late = tmp_path / "started", tmp_path / "late"
     outcome = execute_block(python_block(daemon_block(started, late)), timeout_s=1.5)
@@ -45,6 +46,7 @@ def test_a_grandchild_that_left_the_session_is_killed_at_the_timeout(tmp_path: P
     assert not late.exists(), "a process the block started outlived it"
 
 
+@pytest.mark.slow  # waits out the grandchild's three seconds
 def test_a_grandchild_that_also_cleared_its_environment_is_killed_by_the_cgroup(
         tmp_path: Path) -> None:
     started, late = tmp_path / "started", tmp_path / "late"
