@@ -12,7 +12,7 @@ from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -539,3 +539,12 @@ class RequestParams(BaseModel):
             raise PydanticCustomError("operator_setting", "{problems}",
                                       {"problems": "; ".join(named)})
         return data
+
+
+def request_fields(model: type[BaseModel]) -> type[RequestParams]:
+    """A RequestParams base holding every field of a settings model as the model declares
+    it, for a request model whose every field is a run parameter: a field added to the
+    settings is a request's parameter with no second line to write."""
+    fields: dict[str, Any] = {name: (field.annotation, copy(field))
+                              for name, field in model.model_fields.items()}
+    return create_model(f"{model.__name__}Fields", __base__=RequestParams, **fields)

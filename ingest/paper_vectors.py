@@ -7,9 +7,9 @@ of the benchmarks (`DenseIndex`), searched by cosine similarity over the whole c
 The vectors are computed once per corpus and kept under `<var_dir>/bench/dense/<key>/`
 (`ids.json`, `vectors.npy`: float32, one unit row per paper, ids in the same order). The key
 hashes every (id, embedded text), so a changed corpus, or a change to how TeX is read, gets
-new vectors, and an unchanged one is never encoded twice. The numpy encoder manages about one abstract per second on two busy
-cores, so the build writes chunks as they finish and an interrupted build resumes at the
-first missing chunk.
+new vectors, and an unchanged one is never encoded twice. The numpy encoder manages about
+one abstract per second on two busy cores, so the build writes chunks as they finish and an
+interrupted build resumes at the first missing chunk.
 """
 
 import hashlib

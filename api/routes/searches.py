@@ -17,51 +17,17 @@ from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.search.request import SearchRequest
 from crase.search.text_ranking import has_searchable_word
-from crase.settings import (
-    Fill,
-    Hops,
-    Orientation,
-    Ranker,
-    RequestParams,
-    SearchSettings,
-    SearchSource,
-    SeedRule,
-    SeedWeights,
-    Settings,
-    Weighting,
-    setting,
-)
+from crase.settings import SearchSettings, Settings, request_fields
 
 
-class SearchParams(RequestParams):
-    """Run parameters; only the fields given replace the server's defaults. Each is the
-    SearchSettings field of its name (types, bounds and descriptions are checked equal by
-    tests/api/test_searches.py)."""
+# The base is built from SearchSettings at import, which a type checker cannot follow.
+class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
+    """Run parameters; only the fields given replace the server's defaults. Every field is
+    the SearchSettings field of its name, as the settings declare it (`request_fields`), so
+    a new search setting is a request's parameter too."""
 
     settings_model: ClassVar[type[BaseModel]] = SearchSettings
     settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
-
-    query_seeds: int = setting(SearchSettings, "query_seeds")
-    sub_queries: int = setting(SearchSettings, "sub_queries")
-    seeds_per_query: int = setting(SearchSettings, "seeds_per_query")
-    seed_pool: int = setting(SearchSettings, "seed_pool")
-    seed_rule: SeedRule = setting(SearchSettings, "seed_rule")
-    seed_weights: SeedWeights = setting(SearchSettings, "seed_weights")
-    sub_query_weight: float = setting(SearchSettings, "sub_query_weight")
-    hops: Hops = setting(SearchSettings, "hops")
-    # Switched on per request only where the operator has the providers on (checked below).
-    source: SearchSource = setting(SearchSettings, "source")
-    theta: float = setting(SearchSettings, "theta")
-    tau: float = setting(SearchSettings, "tau")
-    beta: float = setting(SearchSettings, "beta")
-    alpha: float = setting(SearchSettings, "alpha")
-    k: int = setting(SearchSettings, "k")
-    ranker: Ranker = setting(SearchSettings, "ranker")
-    orientation: Orientation = setting(SearchSettings, "orientation")
-    weighting: Weighting = setting(SearchSettings, "weighting")
-    fill: Fill = setting(SearchSettings, "fill")
-    max_iterations: int = setting(SearchSettings, "max_iterations")
-    tolerance: float = setting(SearchSettings, "tolerance")
 
 
 class SearchBody(BaseModel):
