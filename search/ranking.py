@@ -21,7 +21,7 @@ about 28 ms of that is GDS's fixed cost (a two-paper graph projected, ranked and
 docs/speed.md has the figures).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,8 +101,14 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
         return []
     p = retained_restart(restart, pruned.seeds)
     steps = weighted_steps(pruned.edges, years, walk)
-    if walk.ranker == "salsa":
-        return rank_salsa(steps, p, walk)
+    return RANKERS[walk.ranker](graph, run_id, pruned, steps, p, walk)
+
+
+def rank_pagerank(graph: Graph, run_id: str, pruned: PrunedGraph,
+                  steps: list[tuple[str, str, float]], p: dict[str, float],
+                  walk: Walk) -> list[tuple[str, float]]:
+    """Top-k by the personalized PageRank of GDS over the steps, projected with the Run as
+    the walk's origin (see the module's docstring)."""
     nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
     links = [(ORIGIN, position[s], w) for s, w in p.items() if s in position] + [
@@ -145,3 +151,13 @@ def rank_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],
     reached = [i for i in range(len(ids)) if scores[i] > 0]
     order = sorted(reached, key=lambda i: (-scores[i], ids[i]))[:walk.k]
     return [(ids[i], float(scores[i])) for i in order]
+
+
+RankStage = Callable[[Graph, str, PrunedGraph, list[tuple[str, str, float]], dict[str, float],
+                      Walk], list[tuple[str, float]]]
+# One entry per choice of the `ranker` setting (a test holds the two equal): a new choice
+# without its stage fails there, not by quietly running another ranker.
+RANKERS: dict[str, RankStage] = {
+    "ppr": rank_pagerank,
+    "salsa": lambda _graph, _run_id, _pruned, steps, p, walk: rank_salsa(steps, p, walk),
+}

@@ -15,12 +15,14 @@ from crase.graph import Graph, Row
 from crase.scoring.delta import PrunedGraph
 from crase.search.ranking import (
     ORIGIN,
+    RANKERS,
     Walk,
     projection_parameters,
     rank,
     retained_restart,
     weighted_steps,
 )
+from crase.settings import SearchSettings, choices
 from tests.scoring import dense_salsa
 
 DELTA = {("a", "b"): 0.8, ("a", "c"): 0.4, ("b", "c"): 0.6, ("e", "b"): 1.0}
@@ -157,3 +159,9 @@ def test_salsa_with_seeds_outside_the_steps_is_standard_salsa() -> None:
     expected = streamed_salsa(weighted_steps(DELTA, YEARS, walk), {}, walk,
                               np.random.default_rng(0))
     assert ranked == expected and ranked
+
+
+def test_every_ranker_choice_has_its_rank_stage() -> None:
+    # A choice added to the settings reaches the CLI, the form, the HTTP schema and the
+    # benchmark grid by itself; this is where its stage must be written.
+    assert set(RANKERS) == set(choices(SearchSettings, "ranker"))
