@@ -77,8 +77,11 @@ test: setup browser
 
 # The fast tier: every test not marked integration (needs the session's Neo4j + GDS) or
 # slow. Needs only the virtualenv, so no jars are assembled and no server is started.
+# Python's bytecode cache stays on here even where the environment turns it off
+# (PYTHONDONTWRITEBYTECODE): compiling every module and rewriting every test's asserts
+# anew costs this tier about 10 s a run.
 test-unit: venv
-	$(BIN)/python -m pytest -m "not integration and not slow"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m "not integration and not slow"
 
 # Exploration, not a verdict: `make test` draws the schema fuzz's examples from fixed seeds;
 # this draws fresh ones, FUZZ_EXAMPLES per route and mode. A 5xx it finds becomes a fixed
