@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a folder holding papers.jsonl (default %(default)s)")
     parser.add_argument("--examples", type=int, default=6, help="differences to show")
     args = parser.parse_args(argv)
-    from pylatexenc.latex2text import LatexNodes2Text
+    from pylatexenc.latex2text import LatexNodes2Text  # type: ignore[import-untyped]
 
     texts = corpus_texts(args.corpus)
     print(f"{len(texts):,} titles and abstracts, {sum(map(len, texts)) / 1e6:.1f} M characters")
