@@ -545,6 +545,6 @@ def request_fields(model: type[BaseModel]) -> type[RequestParams]:
     """A RequestParams base holding every field of a settings model as the model declares
     it, for a request model whose every field is a run parameter: a field added to the
     settings is a request's parameter with no second line to write."""
-    fields: dict[str, Any] = {name: (field.annotation, copy(field))
+    fields: dict[str, Any] = {name: (field.annotation, setting(model, name))
                               for name, field in model.model_fields.items()}
     return create_model(f"{model.__name__}Fields", __base__=RequestParams, **fields)

@@ -24,7 +24,9 @@ from crase.settings import SearchSettings, Settings, request_fields
 class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
     """Run parameters; only the fields given replace the server's defaults. Every field is
     the SearchSettings field of its name, as the settings declare it (`request_fields`), so
-    a new search setting is a request's parameter too."""
+    a new search setting is a request's parameter too. `source` may be given, but a
+    semantic-scholar search is accepted only where the operator has the providers on
+    (checked by `start_search`)."""
 
     settings_model: ClassVar[type[BaseModel]] = SearchSettings
     settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
