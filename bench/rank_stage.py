@@ -5,7 +5,7 @@
 Runs each query's search as it ships (warm: every Delta it needs is stored) and, for the
 rank stage, times each database call it makes (the projection, the PageRank, the drop:
 their configuration is in cypher/project_evidence_graph.cypher and rank_pagerank.cypher).
-The same graph (the projection's own parameters: papers, steps and their weights, the
+The same graph (the projection's own parameters: steps and their weights, the
 restart weights) is then ranked in numpy (crase.bench.pagerank, edge list; the weights built
 included), and the two top-k lists are compared. A first pass over the queries warms the
 server's caches and is not counted. Prints medians and p90 per call, the ratio of the GDS
@@ -25,7 +25,7 @@ from crase.bench.pagerank import sparse_personalized_pagerank
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
 from crase.search.pipeline import run_search
-from crase.search.ranking import ORIGIN, projection_parameters
+from crase.search.ranking import projection_parameters
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
 from crase.settings import Settings
@@ -57,14 +57,12 @@ class TimedGraph(Graph):
         return rows
 
 
-def numpy_top(params: dict[str, Any], damping: float, max_iterations: int,
+def numpy_top(params: dict[str, Any], nodes: list[str], damping: float, max_iterations: int,
               tolerance: float, k: int) -> list[str]:
-    """The projection's graph ranked in numpy: its steps as given (the Run's origin node,
-    $origin_position there, is position n here), weights and all."""
-    nodes = params["nodes"]
+    """The projection's graph ranked in numpy: its steps as given (node i is nodes[i], the
+    walk's origin is node n), weights and all."""
     n = len(nodes)
     sources = np.array(params["sources"], dtype=np.int64)
-    sources[sources == params["origin_position"]] = n
     targets = np.array(params["targets"], dtype=np.int64)
     weights = np.array(params["weights"], dtype=float)
     keep = weights > 0  # GDS's PageRank never walks a zero-weight relationship
@@ -76,26 +74,27 @@ def numpy_top(params: dict[str, Any], damping: float, max_iterations: int,
     return [nodes[i] for i in order[:k]]
 
 
-def timed_numpy(params: dict[str, Any], settings: Settings) -> tuple[list[str], float]:
+def timed_numpy(params: dict[str, Any], nodes: list[str],
+                settings: Settings) -> tuple[list[str], float]:
     """numpy's top k and its time, from the steps and weights the projection was given."""
     p = settings.search
     started = time.perf_counter()
-    top = numpy_top(params, 1.0 - p.alpha, p.max_iterations, p.tolerance, p.k)
+    top = numpy_top(params, nodes, 1.0 - p.alpha, p.max_iterations, p.tolerance, p.k)
     return top, time.perf_counter() - started
 
 
-def floor(graph: TimedGraph, run_id: str, papers: list[str], settings: Settings,
+def floor(graph: TimedGraph, papers: list[str], settings: Settings,
           repeats: int = 20) -> dict[str, float]:
     """GDS's fixed cost: the same three calls, with the same configuration, on the smallest
     evidence graph there is (two papers, one step, one seed); the median of `repeats`."""
     graph.calls.clear()
     p = settings.search
     for _ in range(repeats):
-        name = f"crase-floor-{run_id}"
+        name = "crase-floor"
         try:
             graph.write("project_evidence_graph", **projection_parameters(
-                name, run_id, papers[:2], [(ORIGIN, 0, 1.0), (0, 1, 1.0)]))
-            graph.read("rank_pagerank", graph_name=name, origin=run_id,
+                name, [(2, 0, 1.0), (0, 1, 1.0)]))
+            graph.read("rank_pagerank", graph_name=name, nodes=papers[:2], origin=2,
                        damping=1.0 - p.alpha, max_iterations=p.max_iterations,
                        tolerance=p.tolerance, k=p.k)
         finally:
@@ -127,14 +126,14 @@ def main() -> None:
         for query in queries:
             search(query)
             params, _ = graph.last["project_evidence_graph"]
-            _, gds_rows = graph.last["rank_pagerank"]
+            ranked, gds_rows = graph.last["rank_pagerank"]
             stage.append(sum(graph.calls[name][-1] for name in RANK_CALLS))
-            top, seconds = timed_numpy(params, settings)
+            top, seconds = timed_numpy(params, ranked["nodes"], settings)
             numpy_s.append(seconds)
             agree += top == [r["id"] for r in gds_rows]
-            sizes.append((len(params["nodes"]), len(params["targets"])))
+            sizes.append((len(ranked["nodes"]), len(params["targets"])))
         measured = {name: list(graph.calls[name]) for name in RANK_CALLS}
-        fixed = floor(graph, params["origin"], params["nodes"], settings)
+        fixed = floor(graph, ranked["nodes"], settings)
     after = load_average()
     print(f"{len(queries)} queries; median graph {statistics.median(s[0] for s in sizes):.0f} "
           f"papers, {statistics.median(s[1] for s in sizes):.0f} steps; load average {before} "

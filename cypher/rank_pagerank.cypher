@@ -1,22 +1,24 @@
-// Personalized PageRank over the projected evidence graph (GDS), started from the run's
-// origin node, which links to the seeds with their restart weights. Scores are divided by
+// Personalized PageRank over the projected evidence graph (GDS), started from the walk's
+// origin, which links to the seeds with their restart weights. The projection numbers its
+// nodes (cypher/project_evidence_graph.cypher): paper i is $nodes[i] and the origin is
+// $origin, so a score is mapped back to its paper without a lookup. Scores are divided by
 // their sum over the papers, which turns GDS's leaky scores into the paper's stationary
 // distribution (the two are proportional; see search/ranking.py).
-// Parameters: $graph_name, $origin (Run id), $damping, $max_iterations, $tolerance, $k.
+// Parameters: $graph_name, $nodes (paper ids by number), $origin (the origin's number),
+//             $damping, $max_iterations, $tolerance, $k.
 // concurrency 1: an evidence graph has a few thousand edges, and on graphs that small one
 // thread finishes sooner than several (measured: about 0.05 s against 0.1-0.2 s); no
 // progress log, whose bookkeeping costs more than the iterations on a graph this size.
 // Returns: id, score (best first, at most $k rows; papers the walk never reaches are left
 // out rather than returned with score 0).
-MATCH (origin:Run {id: $origin})
 CALL gds.pageRank.stream($graph_name, {
-  sourceNodes: [origin], relationshipWeightProperty: 'w', dampingFactor: $damping,
+  sourceNodes: [$origin], relationshipWeightProperty: 'w', dampingFactor: $damping,
   maxIterations: $max_iterations, tolerance: $tolerance, concurrency: 1,
   logProgress: false
 })
 YIELD nodeId, score
-WITH gds.util.asNode(nodeId) AS node, score WHERE node:Paper
-WITH collect([node.id, score]) AS scored, sum(score) AS total
+WITH nodeId, score WHERE nodeId <> $origin
+WITH collect([$nodes[nodeId], score]) AS scored, sum(score) AS total
 UNWIND scored AS row
 WITH row[1] / total AS score, row[0] AS id WHERE score > 0
 RETURN id, score

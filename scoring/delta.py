@@ -14,9 +14,9 @@ columns: claims of the cited paper v):
 
 Two of these rules are also computed in Cypher, where they sit on a hot path next to the
 data: Delta at a theta other than the stored one (cypher/read_edge_scores.cypher, from the
-matrix stored flattened on the edge) and the age weight (cypher/project_evidence_graph.cypher,
-in the GDS projection). The functions here are their reference:
-tests/scoring/test_rules_in_cypher.py runs both on the same inputs.
+matrix stored flattened on the edge); and the age weight is computed here and projected into
+GDS as each step's weight (cypher/project_evidence_graph.cypher). The functions here are the
+reference: tests/scoring/test_rules_in_cypher.py reads both back from the database.
 """
 
 from collections.abc import Sequence

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from crase.errors import ProviderNotEnabled, SettingsError
-from crase.graph import Graph
+from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
+from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph, keep_all_edges, prune
 from crase.search.audit import record_considered, record_results, record_seeds
@@ -245,10 +245,21 @@ def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, flo
         papers_on_edges = sorted({p for edge in edges for p in edge})
         attach_claim_pairs(evidence, read_matrices(graph, backends.scorer, edges),
                            read_claims(graph, papers_on_edges, backends.extractor.name))
-    papers = {row["id"]: row for row in graph.read("read_papers", ids=ids)}
+    papers = read_result_papers(graph, ids)
     return [RankedPaper(rank, pid, round(score, 8), papers[pid]["title"] or "",
                         papers[pid]["year"], papers[pid]["authors"] or [], evidence[pid])
             for rank, (pid, score) in enumerate(ranked, start=1)]
+
+
+def read_result_papers(graph: Graph, ids: list[str]) -> dict[str, Row]:
+    """Title, year and authors of each ranked paper. The walk ranks numbered nodes and reads
+    no paper (search/ranking.py), so a paper deleted while the search ran is caught here,
+    as a named error."""
+    papers = {row["id"]: row for row in graph.read("read_papers", ids=ids)}
+    if gone := [paper for paper in ids if paper not in papers]:
+        raise DatabaseError(f"paper {gone[0]} left the database while the search ran; "
+                            "run the search again")
+    return papers
 
 
 def _attach_seed_places(results: list[RankedPaper], seeds: list[Seed],

@@ -4,8 +4,9 @@ projected into GDS and ranked with personalized PageRank there (the projection i
 dropped), or ranked with SALSA in numpy straight from those steps, with no database call.
 
 The personalization vector p (the seeds' restart weights, search/seeds.py) enters
-GDS through the run's own node o: o links to each seed s with weight p(s) and nothing
-links back, and the PageRank's only source node is o. With damping d, o holds (1 - d) and
+GDS through the walk's origin o, one extra node of the projection that stands for the run:
+o links to each seed s with weight p(s) and nothing links back, and the PageRank's only
+source node is o. With damping d, o holds (1 - d) and
 passes d (1 - d) p(s) to each seed every step, so on the papers the scores solve
 pi = d (1 - d) p + d W^T pi: GDS's personalized PageRank with teleport vector p, up to a
 constant factor. GDS 2.13 itself restarts uniformly over its source nodes only.
@@ -15,26 +16,24 @@ dangling mass back to the seed distribution. Both vectors are proportional (the 
 mass re-enters exactly like extra teleport), so the ranking is the same; the scores
 reported are GDS's divided by their sum over the papers, i.e. the paper's distribution.
 
+The projection is a graph of numbers (paper i of the sorted node list is node i, the origin
+is node n), so projecting and ranking read nothing from the database: the walk's graph is
+exactly the steps handed over.
+
 Speed (python -m crase.bench.rank_stage): the stage is three calls, projection, PageRank,
-drop; on hep-th's evidence graphs GDS takes about 57 ms where numpy takes about 1 ms, and
-about 28 ms of that is GDS's fixed cost (a two-paper graph projected, ranked and dropped;
-docs/speed.md has the figures).
+drop; GDS's fixed cost per call is most of it (docs/speed.md has the figures). Folding the
+three into one query cost more server time, not less (measured), so they stay apart.
 """
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.salsa import edge_list, salsa_scores
 from crase.search.expansion import Edge
 from crase.settings import Orientation, Ranker
-
-# The number that stands for the run's own node among the projection's step sources. It is
-# written down only here: cypher/project_evidence_graph receives it as $origin_position.
-ORIGIN = -1
 
 
 @dataclass(frozen=True)
@@ -81,13 +80,12 @@ def weighted_steps(edges: dict[Edge, float], years: Mapping[str, int | None],
             for here, there, edge in walk_steps(edges, walk.orientation)]
 
 
-def projection_parameters(name: str, run_id: str, nodes: list[str],
-                          links: list[tuple[int, int, float]]) -> dict[str, Any]:
+def projection_parameters(name: str, links: list[tuple[int, int, float]]) -> dict[str, Any]:
     """The parameters of cypher/project_evidence_graph for the steps `links` (from, to,
-    weight), positions into `nodes`; ORIGIN as a source stands for the Run `run_id`."""
-    return {"graph_name": name, "origin": run_id, "origin_position": ORIGIN, "nodes": nodes,
-            "sources": [a for a, _, _ in links], "targets": [b for _, b, _ in links],
-            "weights": [w for _, _, w in links]}
+    weight), each end a node number: a paper's position in the node list, or the origin's
+    number (the list's length)."""
+    return {"graph_name": name, "sources": [a for a, _, _ in links],
+            "targets": [b for _, b, _ in links], "weights": [w for _, _, w in links]}
 
 
 def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
@@ -95,7 +93,7 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
          ) -> list[tuple[str, float]]:
     """Top-k (paper id, score) over the retained graph, the walk restarting at the seeds in
     proportion to `restart`, each step weighed by the age (from `years`) of the paper it
-    leads to; the Run `run_id` is the walk's origin. The PageRank's projection is always
+    leads to. The PageRank's projection is named after the run `run_id` and always
     dropped; SALSA makes no database call."""
     if not pruned.seeds:
         return []
@@ -107,29 +105,22 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
 def rank_pagerank(graph: Graph, run_id: str, pruned: PrunedGraph,
                   steps: list[tuple[str, str, float]], p: dict[str, float],
                   walk: Walk) -> list[tuple[str, float]]:
-    """Top-k by the personalized PageRank of GDS over the steps, projected with the Run as
-    the walk's origin (see the module's docstring)."""
+    """Top-k by the personalized PageRank of GDS over the steps, projected with an origin
+    node that links to the seeds (see the module's docstring)."""
     nodes = sorted({paper for edge in pruned.edges for paper in edge} | set(pruned.seeds))
     position = {paper: i for i, paper in enumerate(nodes)}
-    links = [(ORIGIN, position[s], w) for s, w in p.items() if s in position] + [
+    origin = len(nodes)
+    links = [(origin, position[s], w) for s, w in p.items() if s in position] + [
         (position[a], position[b], w) for a, b, w in steps]
     name = f"crase-run-{run_id}"
     try:
-        projected = graph.write("project_evidence_graph",
-                                **projection_parameters(name, run_id, nodes, links))
-        if not projected or projected[0]["graph"] is None:
-            raise DatabaseError(f"run {run_id}: a paper of its evidence graph left the "
-                                "database while it ran; run the search again")
-        return _rank_pagerank(graph, name, run_id, walk)
+        graph.write("project_evidence_graph", **projection_parameters(name, links))
+        rows = graph.read("rank_pagerank", graph_name=name, nodes=nodes, origin=origin,
+                          damping=1.0 - walk.alpha, max_iterations=walk.max_iterations,
+                          tolerance=walk.tolerance, k=walk.k)
+        return [(r["id"], float(r["score"])) for r in rows]
     finally:
         graph.write("drop_projection", graph_name=name)
-
-
-def _rank_pagerank(graph: Graph, name: str, run_id: str, walk: Walk) -> list[tuple[str, float]]:
-    rows = graph.read("rank_pagerank", graph_name=name, origin=run_id,
-                      damping=1.0 - walk.alpha, max_iterations=walk.max_iterations,
-                      tolerance=walk.tolerance, k=walk.k)
-    return [(r["id"], float(r["score"])) for r in rows]
 
 
 def rank_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],

@@ -16,7 +16,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity, edge_weight, stored_coverage_affinity
-from crase.search.ranking import ORIGIN, Walk, projection_parameters, weighted_steps
+from crase.search.ranking import Walk, projection_parameters, weighted_steps
 
 pytestmark = pytest.mark.integration
 
@@ -118,14 +118,13 @@ def python_weights(orientation: str, reference_year: int,
             for (u, v), delta in DELTA.items() for source, target in STEPS[orientation](u, v)}
 
 
-# The projected steps as GDS holds them; the origin's links to the seeds are left out.
+# The projected steps as GDS holds them, node numbers turned back into paper ids; the
+# origin's links to the seeds are left out.
 STREAM_PROJECTED_WEIGHTS = """
 CALL gds.graph.relationshipProperty.stream($graph_name, 'w')
 YIELD sourceNodeId, targetNodeId, propertyValue
-WITH gds.util.asNode(sourceNodeId) AS source, gds.util.asNode(targetNodeId) AS target,
-     propertyValue AS w
-WHERE source:Paper
-RETURN source.id AS source, target.id AS target, w
+WITH sourceNodeId, targetNodeId, propertyValue AS w WHERE sourceNodeId <> size($nodes)
+RETURN $nodes[sourceNodeId] AS source, $nodes[targetNodeId] AS target, w
 """
 
 
@@ -138,17 +137,16 @@ def projected_weights(graph: Graph, orientation: str, reference_year: int,
     steps = weighted_steps(DELTA, YEARS, walk)
     name = f"rules-{orientation}-{reference_year}-{beta}"
     try:
-        links = [(ORIGIN, position["a"], 1.0)] + [
+        links = [(len(nodes), position["a"], 1.0)] + [
             (position[a], position[b], w) for a, b, w in steps]
-        projected = graph.write("project_evidence_graph",
-                                **projection_parameters(name, "run-rules", nodes, links))
-        # The Run is a node of its own (ORIGIN was read as the Run, not as a paper's
-        # position) and every step, its link to the seed included, is a relationship.
+        projected = graph.write("project_evidence_graph", **projection_parameters(name, links))
+        # The origin is a node of its own (the number after the papers) and every step,
+        # its link to the seed included, is a relationship.
         assert projected[0]["nodes"] == len(nodes) + 1
         assert projected[0]["relationships"] == len(links)
         with graph.driver.session(database=graph.database) as session:
             return [record.data() for record in
-                    session.run(STREAM_PROJECTED_WEIGHTS, graph_name=name)]
+                    session.run(STREAM_PROJECTED_WEIGHTS, graph_name=name, nodes=nodes)]
     finally:
         graph.write("drop_projection", graph_name=name)
 
@@ -159,7 +157,6 @@ def create_papers(graph: Graph) -> None:
                     rows=[[p, y] for p, y in YEARS.items()]).consume()
         session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
                     "CREATE (u)-[:CITES]->(v)", edges=[list(e) for e in DELTA]).consume()
-        session.run("CREATE (:Run {id: 'run-rules'})").consume()
 
 
 @pytest.mark.parametrize("orientation", ["references", "citing", "both"])

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from crase.bench.pagerank import personalized_pagerank
+from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
+from crase.search.pipeline import read_result_papers
 from crase.search.ranking import Walk, rank
 
 pytestmark = pytest.mark.integration
@@ -79,3 +81,17 @@ def test_a_seed_without_citations_keeps_its_own_restart_mass(graph: Graph) -> No
     make_graph(graph, "run-isolated")
     ranked = dict(check(graph, "run-isolated", "both", {"a": 0.5, "g": 0.5}, ["a", "g"]))
     assert "g" in ranked and ranked["a"] > ranked["g"]
+
+
+def test_a_ranked_paper_gone_from_the_database_is_a_named_error(graph: Graph) -> None:
+    # The walk ranks numbered nodes and reads no paper, so a paper deleted while a search
+    # runs still ranks; reading the results' papers names it.
+    make_graph(graph, "run-gone")
+    pruned = PrunedGraph(edges={("a", "zz"): 1.0}, nodes=["a", "zz"], seeds=["a"],
+                         pruned_edges={}, dropped_nodes={})
+    ranked = rank(graph, "run-gone", pruned, Walk("ppr", "both", 2004, 0.5, 0.15, k=5),
+                  {"a": 1.0}, {})
+    assert sorted(paper for paper, _ in ranked) == ["a", "zz"]
+    assert graph.read("drop_projection", graph_name="crase-run-run-gone") == []
+    with pytest.raises(DatabaseError, match="zz left the database.*run the search again"):
+        read_result_papers(graph, [paper for paper, _ in ranked])

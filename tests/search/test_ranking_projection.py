@@ -1,5 +1,5 @@
 """What search/ranking.py hands the database, without a database: the projection's
-parameters, the one number (ORIGIN) that stands for the Run among the steps' sources, and
+parameters, numbered nodes with the walk's origin as the number after the papers, and
 SALSA, which ranks the steps in numpy with no database call, float for float as it did
 when it read them back from a GDS projection. The projection itself runs on the real
 server in tests/scoring/test_rules_in_cypher.py and tests/search/test_ranking_gds.py."""
@@ -14,7 +14,6 @@ from crase.cypher.catalog import load_query
 from crase.graph import Graph, Row
 from crase.scoring.delta import PrunedGraph
 from crase.search.ranking import (
-    ORIGIN,
     RANKERS,
     Walk,
     projection_parameters,
@@ -50,23 +49,20 @@ def cypher_code(name: str) -> str:
                      if not line.lstrip().startswith("//"))
 
 
-def test_the_projection_reads_the_origin_marker_from_its_parameter() -> None:
-    code = cypher_code("project_evidence_graph")
-    assert "$sources[j] = $origin_position THEN origin" in code
-    # No number of its own stands for the Run: no negative literal, no sign test.
-    assert not re.search(r"[=<>(\[,]\s*-\s*\d|<\s*0|>=\s*0", code)
+def test_the_projection_reads_no_stored_node() -> None:
+    # A graph of numbers: no MATCH, no lookup, only the steps handed over.
+    for name in ("project_evidence_graph", "rank_pagerank"):
+        code = cypher_code(name)
+        assert not re.search(r"\b(MATCH|asNode)\b", code), name
 
 
-def test_the_projection_parameters_carry_the_one_origin_constant() -> None:
-    params = projection_parameters("g", "run-1", ["a", "b"], [(ORIGIN, 0, 1.0), (0, 1, 0.5)])
-    assert params == {"graph_name": "g", "origin": "run-1", "origin_position": ORIGIN,
-                      "nodes": ["a", "b"], "sources": [ORIGIN, 0], "targets": [0, 1],
+def test_the_projection_parameters_are_the_steps_as_numbers() -> None:
+    params = projection_parameters("g", [(2, 0, 1.0), (0, 1, 0.5)])
+    assert params == {"graph_name": "g", "sources": [2, 0], "targets": [0, 1],
                       "weights": [1.0, 0.5]}
-    # ORIGIN can never be mistaken for a paper's position.
-    assert ORIGIN < 0
 
 
-def test_ppr_projects_the_runs_links_to_the_seeds_from_origin() -> None:
+def test_ppr_projects_the_origins_links_to_the_seeds_first() -> None:
     graph = RecordingGraph()
     pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS), seeds=["a", "e"],
                          pruned_edges={}, dropped_nodes={})
@@ -74,13 +70,13 @@ def test_ppr_projects_the_runs_links_to_the_seeds_from_origin() -> None:
     rank(graph, "run-1", pruned, walk, {"a": 0.75, "e": 0.25}, YEARS)
     assert [name for name, _ in graph.calls] == [
         "project_evidence_graph", "rank_pagerank", "drop_projection"]
-    params = graph.calls[0][1]
-    assert params["origin_position"] == ORIGIN and params["origin"] == "run-1"
+    params, ranked = graph.calls[0][1], graph.calls[1][1]
+    nodes, origin = ranked["nodes"], ranked["origin"]
+    assert nodes == sorted(YEARS) and origin == len(nodes)  # the number after the papers
     links = list(zip(params["sources"], params["targets"], params["weights"], strict=True))
-    nodes = params["nodes"]
-    from_origin = [(nodes[b], w) for a, b, w in links if a == ORIGIN]
+    from_origin = [(nodes[b], w) for a, b, w in links if a == origin]
     assert from_origin == [("a", 0.75), ("e", 0.25)]  # first, as the query's header says
-    assert all(a >= 0 for a, _, _ in links[len(from_origin):])
+    assert all(a < origin and b < origin for a, b, _ in links[len(from_origin):])
 
 
 class NoDatabase(Graph):
