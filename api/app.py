@@ -54,6 +54,7 @@ from crase.errors import (
     InvalidRequest,
     ModelError,
     PaperNotFound,
+    PaperVectorsMismatch,
     ParameterAboveServerCap,
     ProviderUnavailable,
     RunNotCancellable,
@@ -85,6 +86,7 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     DatabaseUnavailable: 503,
     ProviderUnavailable: 503,
     AnalystQueriesBusy: 503,
+    PaperVectorsMismatch: 503,  # until the operator re-embeds or resets the encoder
     AnalystQueryUnanswered: 504,
 }
 # What a client is told of a 5xx, by the error's nearest listed class; the message itself
@@ -97,6 +99,7 @@ CLIENT_REASONS: dict[type[CraseError], str | None] = {
     ProviderUnavailable: "a metadata provider (Semantic Scholar, Crossref, arXiv) kept "
                          "failing; retry later",
     AnalystQueriesBusy: None,
+    PaperVectorsMismatch: None,
     AnalystQueryUnanswered: None,
 }
 GENERIC_REASON = ("the server failed on this request; retry, and if it fails again, ask the "

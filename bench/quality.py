@@ -45,7 +45,8 @@ from crase.bench.systems import (
 from crase.errors import CraseError, EvaluationError
 from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
+from crase.models.paper_encoders import paper_encoder
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
@@ -148,13 +149,14 @@ class Resources:
     """Built on first need and shared by every dataset: the encoder and the backends."""
 
     settings: Settings
-    _encoder: MiniLmEncoder | None = None
+    _encoder: SentenceEncoder | None = None
     _backends: SearchBackends | None = None
 
     @property
-    def encoder(self) -> MiniLmEncoder:
+    def encoder(self) -> SentenceEncoder:
         if self._encoder is None:
-            self._encoder = MiniLmEncoder(cache_size=ENCODER_CACHE)
+            self._encoder = paper_encoder(self.settings.models.paper_encoder,
+                                          cache_size=ENCODER_CACHE)
         return self._encoder
 
     @property

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, paper_text
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
@@ -140,7 +140,7 @@ def bm25_system(graph: Graph, depth: int) -> System:
     return search
 
 
-def dense_system(index: DenseIndex, encoder: MiniLmEncoder, depth: int) -> System:
+def dense_system(index: DenseIndex, encoder: SentenceEncoder, depth: int) -> System:
     def search(query: BenchQuery) -> SystemRun:
         started = time.perf_counter()
         vector = encoder.encode([paper_text(query.text, "")])[0]

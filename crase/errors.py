@@ -121,6 +121,12 @@ class ClaimEncoderMissing(EmbeddingModelMissing):
     or choose the numpy encoder with CRASE_MODELS__CLAIM_ENCODER=numpy."""
 
 
+class PaperVectorsMismatch(CraseError):
+    """The stored paper vectors are of another encoder than the one that embeds the query
+    (`models.paper_encoder`): their cosines mean nothing. `crase embed` re-encodes the papers
+    with the query's encoder, or the setting names the stored vectors' encoder."""
+
+
 class ModelNotConfigured(SettingsError):
     """A model role was asked for but its endpoint (base URL and model name) is not set."""
 

@@ -211,6 +211,9 @@ class ModelEndpoint(BaseModel):
 
 # Which encoder embeds claims for the offline entailment scorer (search/roles/).
 ClaimEncoderChoice = Literal["auto", "numpy", "onnx-int8"]
+# Which encoder embeds the papers (`crase embed`, `crase db import`) and every query
+# compared with their stored vectors (models/paper_encoders.py).
+PaperEncoderChoice = Literal["numpy", "onnx-int8"]
 
 
 class ModelSettings(BaseModel):
@@ -229,6 +232,13 @@ class ModelSettings(BaseModel):
         "numpy = the float32 numpy MiniLM (offline-minilm-cosine, bit-for-bit repeatable), "
         "auto = onnx-int8, which fails naming what to install where its packages are "
         "missing (docs/model-roles.md)",
+    )
+    paper_encoder: PaperEncoderChoice = Field(
+        "numpy",
+        description="Encoder of the stored paper vectors and of the queries searched against "
+        "them (one encoder for both: a search refuses vectors of another): numpy = the "
+        "float32 numpy MiniLM, onnx-int8 = the packaged int8 MiniLM on ONNX Runtime. After a "
+        "change, `crase embed` re-encodes the papers",
     )
     assessor: ModelEndpoint = Field(default_factory=ModelEndpoint, description="Abstract grades")
     neighbour_scorer: ModelEndpoint = Field(

@@ -6,12 +6,19 @@ temporary folder, and imported while the server is stopped; the server is then s
 again, the schema applied and the indexes awaited. It replaces the database `neo4j`
 (Community has only that one); an external database (`CRASE_DATABASE__URI`) is refused.
 Not resumable: it is all or nothing, and fast enough to rerun.
+
+Given an encoder, the papers are then embedded and their vectors written, as `crase embed`
+does (ingest/paper_vectors.py), so the new corpus is searchable with embeddings when the
+import returns. Embedding takes far longer than the import; it resumes from the chunks
+cached under var/vectors/ (an interrupted import leaves the graph imported, and `crase
+embed`, or the same import again, goes on from the last finished chunk).
 """
 
 import csv
 import io
 import re
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -26,9 +33,11 @@ from crase.ingest.checkpoint import load_key
 from crase.ingest.corpus import CorpusFiles
 from crase.ingest.edge_table import write_checked_edges
 from crase.ingest.loader import corpus_paths, graph_totals, notes_path_for
-from crase.ingest.progress import ProgressBar
+from crase.ingest.paper_vectors import EmbedReport, embed_papers
+from crase.ingest.progress import CountProgress, ProgressBar
 from crase.ingest.records import Paper
 from crase.ingest.rejects import NoteLog, RejectLog
+from crase.models.minilm import SentenceEncoder
 from crase.settings import Settings
 
 COMMUNITY_DATABASE = "neo4j"
@@ -58,6 +67,7 @@ class ImportReport:
     imported: dict[str, int] = field(default_factory=dict)  # as neo4j-admin reports it
     import_tool_peak_memory: str = ""  # neo4j-admin's own figure, e.g. "1.2GiB"
     graph_after: dict[str, int] = field(default_factory=dict)
+    embedded: EmbedReport | None = None  # the paper vectors, unless the import skipped them
 
     @property
     def load_seconds(self) -> float:
@@ -85,8 +95,10 @@ def check_bulk_allowed(settings: Settings) -> None:
 
 
 def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | None = None,
-                  show_progress: bool = True) -> ImportReport:
-    """Replace the database with this corpus; the server is running again afterwards."""
+                  show_progress: bool = True,
+                  encoder: SentenceEncoder | None = None) -> ImportReport:
+    """Replace the database with this corpus; the server is running again afterwards. With
+    an encoder, every paper also gets its vector (see the module docstring)."""
     check_bulk_allowed(settings)
     target = f"{settings.database.bolt_uri()}/{COMMUNITY_DATABASE}"
     rejects_path = rejects_path or (settings.var_dir / "loads" / (
@@ -101,7 +113,22 @@ def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | N
         run_import(settings, arguments, report)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    if encoder is not None:
+        embed_imported(settings, encoder, report, show_progress and settings.ingest.progress)
     return report
+
+
+def embed_imported(settings: Settings, encoder: SentenceEncoder, report: ImportReport,
+                   show: bool) -> None:
+    """Embed the imported papers and write their vectors; progress on a terminal only."""
+    progress = CountProgress() if show and sys.stderr.isatty() else None
+    with Graph.connect(settings.database) as graph:
+        report.embedded = embed_papers(graph, encoder, settings.var_dir,
+                                       progress.update if progress else None)
+        started = time.monotonic()
+        graph.read("await_indexes", seconds=INDEX_TIMEOUT_S)
+    report.seconds["embed"] = report.embedded.embed_s
+    report.seconds["store_vectors"] = report.embedded.store_s + time.monotonic() - started
 
 
 def write_import_files(files: CorpusFiles, workdir: Path, settings: Settings,

@@ -1,15 +1,17 @@
 """Paper vectors: all-MiniLM-L6-v2 embeddings of every paper's title and abstract (TeX
-reduced to plain words). They serve twice: stored on the papers (`store_paper_vectors`,
-run by `crase embed`), where the `paper_embedding` vector index makes them the dense half
-of a search's own text ranking; and as the in-memory index of the dense-retrieval baseline
-of the benchmarks (`DenseIndex`), searched by cosine similarity over the whole corpus.
+reduced to plain words), by the paper encoder the settings choose (models/paper_encoders.py).
+They serve twice: stored on the papers with their encoder's name (`store_paper_vectors`, run
+by `crase embed` and `crase db import`), where the `paper_embedding` vector index makes them
+the dense half of a search's own text ranking; and as the in-memory index of the
+dense-retrieval baseline of the benchmarks (`DenseIndex`), searched by cosine similarity
+over the whole corpus.
 
-The vectors are computed once per corpus and kept under `<var_dir>/bench/dense/<key>/`
-(`ids.json`, `vectors.npy`: float32, one unit row per paper, ids in the same order). The key
-hashes every (id, embedded text), so a changed corpus, or a change to how TeX is read, gets
-new vectors, and an unchanged one is never encoded twice. The numpy encoder manages about
-one abstract per second on two busy cores, so the build writes chunks as they finish and an
-interrupted build resumes at the first missing chunk.
+The vectors are computed once per corpus and encoder and kept under
+`<var_dir>/vectors/<encoder>-<key>/` (`ids.json`, `vectors.npy`: float32, one unit row per
+paper, ids in the same order). The key hashes every (id, embedded text), so a changed
+corpus, or a change to how TeX is read, gets new vectors, and an unchanged one is never
+encoded twice. A whole corpus takes minutes to hours, so the build writes chunks as they
+finish and an interrupted build resumes at the first missing chunk.
 """
 
 import hashlib
@@ -24,11 +26,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
 from crase.scoring.tex import plain_text
 
 FloatArray = NDArray[np.float32]
 BuildProgress = Callable[[int, int, float], None]  # (papers done, total, seconds so far)
+StageProgress = Callable[[str, int, int], None]  # (stage, done, total): CountProgress.update
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,12 @@ class DenseIndex:
         return [(self.ids[i], float(scores[i])) for i in ranked if np.isfinite(scores[i])]
 
 
-def load_or_build_index(graph: Graph, encoder: MiniLmEncoder, cache_dir: Path,
+def vector_cache_dir(var_dir: Path) -> Path:
+    """Where `crase embed`, `crase db import` and the benchmarks keep the paper vectors."""
+    return var_dir / "vectors"
+
+
+def load_or_build_index(graph: Graph, encoder: SentenceEncoder, cache_dir: Path,
                         chunk_size: int = 500,
                         progress: BuildProgress | None = None) -> DenseIndex:
     corpus = read_corpus_texts(graph)
@@ -99,7 +107,7 @@ def load_or_build_index(graph: Graph, encoder: MiniLmEncoder, cache_dir: Path,
     return DenseIndex(corpus.ids, vectors)
 
 
-def encode_in_chunks(corpus: CorpusTexts, encoder: MiniLmEncoder, chunk_dir: Path,
+def encode_in_chunks(corpus: CorpusTexts, encoder: SentenceEncoder, chunk_dir: Path,
                      chunk_size: int, progress: BuildProgress | None) -> FloatArray:
     chunk_dir.mkdir(parents=True, exist_ok=True)
     parts: list[FloatArray] = []
@@ -146,3 +154,29 @@ def store_paper_vectors(graph: Graph, index: DenseIndex, model: str, batch_size:
         if progress:
             progress(start + len(batch), len(missing), time.perf_counter() - started)
     return len(missing)
+
+
+@dataclass(frozen=True)
+class EmbedReport:
+    papers: int  # papers of the corpus, every one with a vector
+    stored: int  # vectors written now (the rest held one of this encoder already)
+    embed_s: float
+    store_s: float
+
+
+def embed_papers(graph: Graph, encoder: SentenceEncoder, var_dir: Path,
+                 progress: StageProgress | None = None) -> EmbedReport:
+    """`crase embed` and the embedding of `crase db import`: embed every paper (chunks
+    cached under `vector_cache_dir`, so an interrupted run resumes where it stopped) and
+    store the vectors the papers do not hold yet, each with its encoder's name (a vector of
+    another encoder is replaced)."""
+    def stage(name: str) -> BuildProgress | None:
+        return (lambda done, total, _: progress(name, done, total)) if progress else None
+
+    started = time.perf_counter()
+    index = load_or_build_index(graph, encoder, vector_cache_dir(var_dir),
+                                progress=stage("embedding papers"))
+    embedded = time.perf_counter()
+    stored = store_paper_vectors(graph, index, encoder.name, progress=stage("storing vectors"))
+    return EmbedReport(len(index.ids), stored, embedded - started,
+                       time.perf_counter() - embedded)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crase.graph import Graph
-from crase.models.minilm import MiniLmEncoder
+from crase.models.paper_encoders import paper_encoder
 from crase.search.expansion import Edge
 from crase.search.grounding import batched, ensure_claims, ensure_edge_scores
 from crase.search.roles.from_settings import build_search_backends
@@ -30,7 +30,8 @@ def scoring_backends(settings: Settings, cache_size: int = 400_000) -> SearchBac
     """The backends of a corpus-wide pass. It meets every claim on many edges: keep all
     their embeddings (384 floats each; 400,000 claims is about 600 MB) instead of
     re-encoding them."""
-    return build_search_backends(settings, MiniLmEncoder(cache_size=cache_size))
+    return build_search_backends(
+        settings, paper_encoder(settings.models.paper_encoder, cache_size=cache_size))
 
 
 @dataclass

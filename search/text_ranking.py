@@ -18,9 +18,10 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import DatabaseError
+from crase.errors import DatabaseError, PaperVectorsMismatch
 from crase.graph import Graph
 from crase.ingest.paper_vectors import paper_text
+from crase.models.paper_encoders import choice_of
 
 # Every character Lucene's query parser reads as syntax (the set its QueryParser.escape
 # escapes; & and | one by one, so no && or || survives); a query is searched as plain words.
@@ -42,8 +43,10 @@ VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
 
 
 class Encoder(Protocol):
-    """What embeds a query: all-MiniLM-L6-v2, as the stored paper vectors (the search's
-    MiniLmEncoder, or the idea workflow's cached one)."""
+    """What embeds a query: the encoder of the stored paper vectors (`models.paper_encoder`:
+    the search's, or the idea workflow's cached one); `name` is the one stored with them."""
+
+    name: str
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]: ...
 
@@ -113,7 +116,8 @@ def search_hits(graph: Graph, text: str, limit: int, excluded: list[str]) -> lis
 def vector_hits(graph: Graph, encoder: Encoder, text: str, limit: int,
                 excluded: list[str]) -> list[Hit]:
     """Nearest papers by embedding, best first; none when no paper has an embedding, or
-    when the database predates the vector index (`crase db init` adds it)."""
+    when the database predates the vector index (`crase db init` adds it). A hit whose
+    vector another encoder made stops the search (PaperVectorsMismatch)."""
     vector = encoder.encode([paper_text(text, "")])[0]
     try:
         rows = graph.read("search_papers_vector", vector=[float(x) for x in vector],
@@ -122,7 +126,23 @@ def vector_hits(graph: Graph, encoder: Encoder, text: str, limit: int,
         if VECTOR_INDEX not in str(err):
             raise
         return []
+    check_vector_encoder({r["model"] for r in rows}, encoder.name)
     return [Hit(r["id"], r["title"] or "", r["year"], float(r["score"])) for r in rows]
+
+
+def check_vector_encoder(stored: set[str | None], query_encoder: str) -> None:
+    """Refuse hits whose vectors another encoder made: their cosines to the query mean
+    nothing. The check reads only the hits, so it costs the search nothing."""
+    other = sorted(name or "(unnamed)" for name in stored if name != query_encoder)
+    if not other:
+        return
+    choice = choice_of(other[0])
+    setting = (f", or set CRASE_MODELS__PAPER_ENCODER={choice} to embed queries as they were"
+               if choice else "")
+    raise PaperVectorsMismatch(
+        f"the stored paper vectors are of encoder {', '.join(other)} but queries are embedded "
+        f"with {query_encoder}; run `crase embed` to re-encode the papers with "
+        f"{query_encoder}{setting}")
 
 
 def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,

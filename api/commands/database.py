@@ -28,8 +28,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     bulk = actions.add_parser(
         "import", help="bulk-import a corpus with neo4j-admin (replaces the database)",
         description="For new databases of 100K+ papers: validate, write CSV, stop the server, "
-                    "`neo4j-admin database import full`, start it, apply the schema.")
+                    "`neo4j-admin database import full`, start it, apply the schema, then embed "
+                    "every paper and store its vector as `crase embed` does (the encoder "
+                    "CRASE_MODELS__PAPER_ENCODER chooses), so the corpus is searchable with "
+                    "embeddings in one command.")
     add_corpus_arguments(bulk)
+    bulk.add_argument("--no-embed", action="store_true",
+                      help="import only; `crase embed` stores the paper vectors later")
     bulk.set_defaults(handler=import_database)
 
 

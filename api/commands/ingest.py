@@ -3,7 +3,7 @@ Semantic Scholar) and the handler of `crase db import` (bulk)."""
 
 import argparse
 import asyncio
-from collections.abc import Callable
+import time
 from pathlib import Path
 
 from crase.errors import SettingsError
@@ -47,12 +47,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
     embed = subparsers.add_parser(
         "embed", help="store title-and-abstract embeddings for the query's dense search",
-        description="Embed every paper's title and abstract with all-MiniLM-L6-v2 (numpy, "
-                    "about 25-45 papers/s on two cores) and store the vectors on the papers, "
-                    "where the vector index serves the dense half of each search's own text "
-                    "ranking. Resumable: vectors are computed in chunks cached under "
-                    "var/vectors/, and papers that already hold one are skipped. Without it a "
-                    "search seeds from BM25 alone.")
+        description="Embed every paper's title and abstract with all-MiniLM-L6-v2 (the "
+                    "encoder CRASE_MODELS__PAPER_ENCODER chooses: numpy or onnx-int8) and store "
+                    "the vectors on the papers, with the encoder's name, where the vector index "
+                    "serves the dense half of each search's own text ranking (a search refuses "
+                    "vectors of another encoder than its own). Resumable: vectors are computed "
+                    "in chunks cached under var/vectors/, and papers that already hold one of "
+                    "this encoder are skipped. Without it a search seeds from BM25 alone.")
     embed.add_argument("--quiet", action="store_true", help="no progress lines")
     embed.set_defaults(handler=embed_command)
 
@@ -107,11 +108,15 @@ def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def import_database(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.models.paper_encoders import paper_encoder
+
     files = locate_corpus(args.path, args.corpus_format, args.citations)
+    # Made before the import, so a missing encoder fails before the database is replaced.
+    encoder = None if args.no_embed else paper_encoder(settings.models.paper_encoder)
     print(f"Bulk import of {files.name}: the server at {settings.database.home} is stopped, "
           "the database 'neo4j' replaced, and the server started again.")
     report = import_corpus(settings, files, rejects_path=args.rejects,
-                           show_progress=not args.quiet)
+                           show_progress=not args.quiet, encoder=encoder)
     print_import_report(report)
     return 0
 
@@ -141,7 +146,13 @@ def print_import_report(report: ImportReport) -> None:
     print(f"  phases     {phases}")
     print_rejects(report.rejects, report.rejects_path)
     print_repairs(report.repaired, notes_path_for(report.rejects_path))
-    print(EMBED_HINT)
+    embedded = report.embedded
+    if embedded is None:
+        print(EMBED_HINT)
+    else:
+        rate = embedded.papers / embedded.embed_s if embedded.embed_s else 0.0
+        print(f"  vectors    {embedded.papers:>11,} papers embedded ({rate:,.0f}/s), "
+              f"{embedded.stored:,} stored now")
 
 
 def counts_line(label: str, counts: FileCounts, rate: float) -> str:
@@ -163,21 +174,22 @@ def print_rejects(rejects: dict[str, int], path: Path) -> None:
 
 
 def embed_command(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
-    from crase.models.minilm import MiniLmEncoder
+    from crase.ingest.paper_vectors import embed_papers
+    from crase.models.paper_encoders import paper_encoder
 
-    def report(stage: str) -> Callable[[int, int, float], None]:
-        def show(done: int, total: int, seconds: float) -> None:
-            if not args.quiet:
-                rate = done / seconds if seconds else 0.0
-                print(f"{stage}: {done}/{total} papers ({rate:.0f}/s)", flush=True)
-        return show
+    first: dict[str, tuple[float, int]] = {}  # per stage: (when, done) of its first count
 
-    encoder = MiniLmEncoder()
+    def report(stage: str, done: int, total: int) -> None:
+        since, done_then = first.setdefault(stage, (time.monotonic(), done))
+        seconds = time.monotonic() - since
+        rate = f" ({(done - done_then) / seconds:.0f}/s)" if seconds > 0 else ""
+        print(f"{stage}: {done}/{total} papers{rate}", flush=True)
+
+    encoder = paper_encoder(settings.models.paper_encoder)
     with Graph.connect(settings.database) as graph:
-        index = load_or_build_index(graph, encoder, settings.var_dir / "vectors",
-                                    progress=report("embedding"))
-        stored = store_paper_vectors(graph, index, encoder.name, progress=report("storing"))
-    print(f"{len(index.ids)} papers embedded, {stored} vectors stored now "
-          f"({len(index.ids) - stored} already held one).")
+        embedded = embed_papers(graph, encoder, settings.var_dir,
+                                None if args.quiet else report)
+    print(f"{embedded.papers} papers embedded with {encoder.name} in {embedded.embed_s:.0f} s, "
+          f"{embedded.stored} vectors stored now ({embedded.papers - embedded.stored} already "
+          "held one of this encoder).")
     return 0

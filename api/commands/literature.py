@@ -83,7 +83,7 @@ def read_text(path: Path, what: str) -> str:
 
 
 def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.models.minilm import MiniLmEncoder
+    from crase.models.paper_encoders import paper_encoder
     from crase.research.evolution import EvolutionRequest, map_evolution
     from crase.research.reference_lists import read_reference_list
 
@@ -94,7 +94,9 @@ def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
                     paths=[{"source": a, "target": b} for a, b in args.path],
                     reference_list=references)
     with Graph.connect(settings.database) as graph:
-        result = map_evolution(graph, MiniLmEncoder() if request.topic else None, request)
+        result = map_evolution(
+            graph, paper_encoder(settings.models.paper_encoder) if request.topic else None,
+            request)
     if args.format == "json":
         print(result.model_dump_json(indent=1))
     elif args.format == "mermaid":
@@ -135,7 +137,7 @@ def print_evolution(result: "EvolutionMap") -> None:
 
 
 def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.models.minilm import MiniLmEncoder
+    from crase.models.paper_encoders import paper_encoder
     from crase.research.citation_gaps import GapRequest, find_citation_gaps
 
     draft = read_text(args.draft, "the draft")
@@ -143,7 +145,8 @@ def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
     request = build(GapRequest, "citation-gaps", draft=draft, bibtex=bibtex,
                     cited_ids=args.cite, limit=args.limit)
     with Graph.connect(settings.database) as graph:
-        report = find_citation_gaps(graph, MiniLmEncoder(), request, settings.models)
+        report = find_citation_gaps(graph, paper_encoder(settings.models.paper_encoder), request,
+                                    settings.models)
     if args.json:
         print(report.model_dump_json(indent=1))
         return 0
@@ -163,12 +166,13 @@ def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_landscape(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.models.minilm import MiniLmEncoder
+    from crase.models.paper_encoders import paper_encoder
     from crase.research.landscape import LandscapeRequest, map_landscape
 
     request = build(LandscapeRequest, "landscape", topic=args.topic, limit=args.limit)
     with Graph.connect(settings.database) as graph:
-        result = map_landscape(graph, MiniLmEncoder(), request, settings.models)
+        result = map_landscape(graph, paper_encoder(settings.models.paper_encoder), request,
+                               settings.models)
     if args.json:
         print(result.model_dump_json(indent=1))
         return 0

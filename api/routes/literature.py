@@ -12,17 +12,18 @@ from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from crase.graph import Graph
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
+from crase.models.paper_encoders import paper_encoder
 from crase.research.citation_gaps import GapReport, GapRequest, find_citation_gaps
 from crase.research.evolution import EvolutionMap, EvolutionRequest, map_evolution
 from crase.research.landscape import Landscape, LandscapeRequest, map_landscape
-from crase.settings import Settings
+from crase.settings import PaperEncoderChoice, Settings
 
 
 @cache
-def shared_encoder() -> MiniLmEncoder:
-    """One encoder per process: its weights load once, and it is safe to share."""
-    return MiniLmEncoder()
+def shared_encoder(choice: PaperEncoderChoice) -> SentenceEncoder:
+    """One paper encoder per process: its weights load once, and it is safe to share."""
+    return paper_encoder(choice)
 
 
 class LiteratureController(Controller):
@@ -32,23 +33,26 @@ class LiteratureController(Controller):
     @post("/evolution", status_code=200, sync_to_thread=True,
           summary="Evolution map of a topic or seed paper: citation graph by year, key "
                   "papers, paths, Mermaid, comparison with a reference list")
-    def evolution(self, data: JSONBody[EvolutionRequest],
-                  graph: NamedDependency[Graph]) -> EvolutionMap:
-        encoder = shared_encoder() if data.topic is not None else None
+    def evolution(self, data: JSONBody[EvolutionRequest], graph: NamedDependency[Graph],
+                  settings: NamedDependency[Settings]) -> EvolutionMap:
+        encoder = (shared_encoder(settings.models.paper_encoder)
+                   if data.topic is not None else None)
         return map_evolution(graph, encoder, data)
 
     @post("/citation-gaps", status_code=200, sync_to_thread=True,
           summary="Papers a draft excerpt plausibly should cite, with the passage each fits")
     def citation_gaps(self, data: JSONBody[GapRequest], graph: NamedDependency[Graph],
                       settings: NamedDependency[Settings]) -> GapReport:
-        return find_citation_gaps(graph, shared_encoder(), data, settings.models)
+        return find_citation_gaps(graph, shared_encoder(settings.models.paper_encoder), data,
+                                  settings.models)
 
     @post("/landscape", status_code=200, sync_to_thread=True,
           summary="Data sets, metrics and method families named in a topic's papers "
                   "(a preliminary exploration)")
     def landscape(self, data: JSONBody[LandscapeRequest], graph: NamedDependency[Graph],
                   settings: NamedDependency[Settings]) -> Landscape:
-        return map_landscape(graph, shared_encoder(), data, settings.models)
+        return map_landscape(graph, shared_encoder(settings.models.paper_encoder), data,
+                             settings.models)
 
 
 # Mounted by the app behind the API-key guard (api/app.py reads every routes module).

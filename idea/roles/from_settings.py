@@ -29,7 +29,7 @@ from crase.idea.roles.protocols import (
     Structurer,
 )
 from crase.models.embedding_cache import CachedEncoder, TextEncoder
-from crase.models.minilm import MiniLmEncoder
+from crase.models.paper_encoders import paper_encoder
 from crase.models.reply_cache import ReplyCache
 from crase.settings import Settings
 
@@ -42,7 +42,7 @@ def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
     offline_needed = not (models.assessor.configured and models.neighbour_scorer.configured
                           and models.expert.configured)
     if encoder is None and offline_needed:
-        encoder = MiniLmEncoder()
+        encoder = paper_encoder(models.paper_encoder)
         if settings.idea.embedding_cache:
             encoder = CachedEncoder(encoder, settings.var_dir / "embedding-cache")
     offline_assessor = OfflineAssessor(encoder) if encoder is not None else None

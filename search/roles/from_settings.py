@@ -4,7 +4,8 @@ result is never mistaken for a model result.
 """
 
 from crase.models.chat import ModelRunner
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
+from crase.models.paper_encoders import paper_encoder
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
@@ -13,15 +14,15 @@ from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
 
 
-def build_search_backends(settings: Settings, encoder: MiniLmEncoder | None = None,
+def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = None,
                           runner: ModelRunner | None = None) -> SearchBackends:
     """Build once and reuse: the offline scorer keeps the embedding model in memory.
     `runner` (default: one from the settings) carries the ledger every model call goes to."""
     model = build_model_backends(settings, runner or ModelRunner.from_settings(settings.models))
-    # The numpy encoder embeds the query, as it embedded the stored paper vectors (weights
+    # The paper encoder embeds the query, as it embedded the stored paper vectors (weights
     # loaded on first use); claims go to the encoder the settings choose (by default the
-    # int8 one where installed), or to this one if they choose numpy.
-    encoder = encoder or MiniLmEncoder()
+    # int8 one where installed), this same one where both choices name one encoder.
+    encoder = encoder or paper_encoder(settings.models.paper_encoder)
     scorer = model.entailment or OfflineEntailmentScorer(
         claim_encoder(settings.models.claim_encoder, encoder))
     return SearchBackends(

