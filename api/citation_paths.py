@@ -7,17 +7,19 @@ step from the first paper: on a shortest path a paper's step is its distance fro
 paper, so each paper has one column whichever path it lies on.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crase.errors import InvalidRequest, PaperNotFound
-from crase.graph import Graph
 from crase.paper_links import paper_links
+
+if TYPE_CHECKING:  # `crase connect --help` reads MAX_STEPS without the driver (api/cli.py)
+    from crase.graph import Graph
 
 MAX_STEPS = 6  # the bound written into cypher/find_citation_paths.cypher
 MAX_PATHS = 25
 
 
-def connect_papers(graph: Graph, source: str, target: str, max_steps: int = 4,
+def connect_papers(graph: "Graph", source: str, target: str, max_steps: int = 4,
                    limit: int = MAX_PATHS) -> dict[str, Any]:
     """{source, target, max_steps, paths: [{papers, steps}], papers: {id: paper}}."""
     if not 1 <= max_steps <= MAX_STEPS:
@@ -35,7 +37,7 @@ def connect_papers(graph: Graph, source: str, target: str, max_steps: int = 4,
             "papers": papers}
 
 
-def find_paper(graph: Graph, name: str) -> str:
+def find_paper(graph: "Graph", name: str) -> str:
     """The id of the paper with this id, arXiv id or DOI."""
     name = name.strip()
     if graph.read("match_paper_ids", ids=[name]):

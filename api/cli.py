@@ -3,6 +3,14 @@ exposes `add_commands(subparsers)`; a command is a function of (args, settings) 
 Every module of `crase.api.commands` is read, so a new group needs no list edited; a module's
 `ORDER` (default 50) places its commands in `crase --help`.
 
+Every command module is imported to build the parser, even for `crase --help`, so a command
+module imports at its top only what its parser needs: argparse, crase.settings (flags and
+their help come from the settings models), crase.errors and the request models. What a
+command runs on (crase.graph and the driver, numpy, the encoders, the pipelines, the web
+app) is imported inside the function that runs it, with `if TYPE_CHECKING:` for the names
+its annotations use. tests/api/test_cli_imports.py fails when `--help` imports any of them.
+Settings themselves are read from the environment only once a command runs.
+
 Whatever goes wrong on purpose (a CraseError, a bad flag, a bad setting) ends in one line on
 stderr, `crase: <what is wrong>; <what to do>`, and exit code 2.
 """

@@ -18,14 +18,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crase.api.run_views import is_weighted, read_results, related_works, require_finished
-from crase.api.runs import TrackedRun
-from crase.graph import Graph
 from crase.ingest.records import NAME_SUFFIX
 from crase.paper_links import best_link, paper_links
 from crase.scoring.tex import tex_to_unicode
+
+if TYPE_CHECKING:
+    from crase.api.runs import TrackedRun
+    from crase.graph import Graph
 
 
 class ExportFormat(StrEnum):
@@ -65,10 +66,14 @@ class Export:
     filename: str
 
 
-def export_run(graph: Graph, run_id: str, tracked: TrackedRun | None,
+def export_run(graph: "Graph", run_id: str, tracked: "TrackedRun | None",
                export_format: ExportFormat, related: bool = False) -> Export:
     """The run in `export_format`; with `related`, a search's BibTeX, RIS or CSV also lists
     its prior and derivative works (its JSON always has them)."""
+    # Imported here: `crase export --help` reads ExportFormat, and the run views bring the
+    # driver and both pipelines with them (api/cli.py).
+    from crase.api.run_views import is_weighted, read_results, related_works, require_finished
+
     record = require_finished(graph, run_id, tracked)
     results = read_results(graph, run_id, is_weighted(record))
     is_json = export_format is ExportFormat.JSON

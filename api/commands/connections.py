@@ -6,7 +6,6 @@ import json
 
 from crase.api.citation_paths import MAX_STEPS, connect_papers, describe_path
 from crase.api.commands.search import whole_number
-from crase.graph import Graph
 from crase.settings import Settings
 
 ORDER = 45  # place in `crase --help` (api/cli.py): after the run commands
@@ -30,6 +29,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def connect_two_papers(args: argparse.Namespace, settings: Settings) -> int:
     """0 when a path was found, 1 when none of at most --max-steps steps joins them."""
+    from crase.graph import Graph
+
     with Graph.connect(settings.database) as graph:
         found = connect_papers(graph, args.source, args.target, args.max_steps)
     if args.json:

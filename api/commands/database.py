@@ -2,11 +2,13 @@
 and the bulk import of a corpus into a new database."""
 
 import argparse
+from typing import TYPE_CHECKING
 
 from crase.api.commands.ingest import add_corpus_arguments, import_database
-from crase.database import Neo4jServer
-from crase.graph import Graph
 from crase.settings import Settings
+
+if TYPE_CHECKING:
+    from crase.database import Neo4jServer
 
 ORDER = 10  # place in `crase --help` (api/cli.py)
 
@@ -38,8 +40,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     bulk.set_defaults(handler=import_database)
 
 
+def server_of(settings: Settings) -> "Neo4jServer":
+    # Imported here, as the driver it brings: `crase db --help` needs neither (api/cli.py).
+    from crase.database import Neo4jServer
+
+    return Neo4jServer(settings.database)
+
+
 def start_server(args: argparse.Namespace, settings: Settings) -> int:
-    server = Neo4jServer(settings.database)
+    server = server_of(settings)
     was_running = server.status().running
     status = server.start()
     verb = "already running" if was_running else "started"
@@ -52,13 +61,13 @@ def start_server(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def stop_server(args: argparse.Namespace, settings: Settings) -> int:
-    stopped = Neo4jServer(settings.database).stop()
+    stopped = server_of(settings).stop()
     print("Neo4j stopped" if stopped else "no server started by this project is running")
     return 0
 
 
 def show_status(args: argparse.Namespace, settings: Settings) -> int:
-    status = Neo4jServer(settings.database).status()
+    status = server_of(settings).status()
     state = f"running (pid {status.pid})" if status.running else "not running"
     print(f"Neo4j {state}\n  Bolt: {status.bolt_uri}\n  Browser: {status.browser_url}\n"
           f"  Logs: {status.log_dir}")
@@ -66,7 +75,7 @@ def show_status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def show_logs(args: argparse.Namespace, settings: Settings) -> int:
-    server = Neo4jServer(settings.database)
+    server = server_of(settings)
     for path in (server.console_log, server.log_dir / "neo4j.log"):
         if path.exists():
             lines = path.read_text(errors="replace").splitlines()[-args.lines:]
@@ -75,6 +84,8 @@ def show_logs(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def init_schema(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+
     with Graph.connect(settings.database) as graph:
         applied = graph.apply_schema()
     print(f"schema applied: {len(applied)} statements")

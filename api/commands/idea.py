@@ -10,14 +10,13 @@ from pydantic import ValidationError
 
 from crase.api.commands.search import flag_name, flag_number
 from crase.errors import InvalidRequest
-from crase.graph import Graph
 from crase.idea.request import IdeaRequest
 from crase.ingest.progress import CountProgress
-from crase.run_lifecycle import Callbacks
 from crase.search.request import describe_invalid
-from crase.search.text_ranking import has_searchable_word
 from crase.settings import Settings
 
+# Only what the parsers need is imported above (api/cli.py); the run itself (the driver,
+# the pipeline, its models) is imported by the functions that run it.
 if TYPE_CHECKING:
     from crase.idea.pipeline import IdeaPaperResult, IdeaResult
 
@@ -71,6 +70,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def build_request(args: argparse.Namespace, settings: Settings) -> IdeaRequest:
     """The request of the command line, checked before any run exists: a bad value, an
     idea without a word or a folder that is not there ends here as InvalidRequest."""
+    from crase.search.text_ranking import has_searchable_word
+
     if not has_searchable_word(args.idea):
         raise InvalidRequest(NO_WORDS)
     check_paths(args)
@@ -96,9 +97,10 @@ def check_paths(args: argparse.Namespace) -> None:
 
 
 def find_prior_work(args: argparse.Namespace, settings: Settings) -> int:
-    # Imported here: the backends load numpy and the embedding model.
+    from crase.graph import Graph
     from crase.idea.pipeline import run_idea
     from crase.idea.roles.from_settings import build_idea_backends, describe_idea_backends
+    from crase.run_lifecycle import Callbacks
 
     request = build_request(args, settings)
     backends = build_idea_backends(settings)
@@ -158,6 +160,7 @@ def describe_match(paper: "IdeaPaperResult") -> str:
 
 
 def export_audit(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.idea.audit import export_idea_audit
 
     with Graph.connect(settings.database) as graph:

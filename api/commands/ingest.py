@@ -5,16 +5,17 @@ import argparse
 import asyncio
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crase.errors import SettingsError
-from crase.graph import Graph
-from crase.ingest.batches import FileCounts
-from crase.ingest.bulk import ImportReport, import_corpus
-from crase.ingest.corpus import locate_corpus
-from crase.ingest.loader import LoadReport, load_corpus, notes_path_for
-from crase.ingest.provider_papers import ProviderLoadReport, add_papers_from_semantic_scholar
-from crase.ingest.semantic_scholar import SemanticScholarClient
 from crase.settings import Settings
+
+# Only what the parsers need is imported above (api/cli.py); loading, fetching and embedding
+# (the driver, numpy, the HTTP client, the encoder) are imported by the functions that run.
+if TYPE_CHECKING:
+    from crase.ingest.batches import FileCounts
+    from crase.ingest.bulk import ImportReport
+    from crase.ingest.loader import LoadReport
 
 EMBED_HINT = ("Next: `crase embed` stores the paper vectors the query's dense search uses "
               "(searches seed from BM25 alone until then).")
@@ -70,6 +71,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+    from crase.ingest.corpus import locate_corpus
+    from crase.ingest.loader import load_corpus
+
     files = locate_corpus(args.path, args.corpus_format, args.citations)
     with Graph.connect(settings.database) as graph:
         report = load_corpus(graph, files, settings, rejects_path=args.rejects,
@@ -81,6 +86,13 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+    from crase.ingest.provider_papers import (
+        ProviderLoadReport,
+        add_papers_from_semantic_scholar,
+    )
+    from crase.ingest.semantic_scholar import SemanticScholarClient
+
     if not settings.providers.enabled:
         raise SettingsError("external providers are off; set CRASE_PROVIDERS__ENABLED=true "
                             "to let crase call Semantic Scholar")
@@ -108,6 +120,8 @@ def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def import_database(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.ingest.bulk import import_corpus
+    from crase.ingest.corpus import locate_corpus
     from crase.models.paper_encoders import paper_encoder
 
     files = locate_corpus(args.path, args.corpus_format, args.citations)
@@ -121,7 +135,9 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def print_load_report(report: LoadReport) -> None:
+def print_load_report(report: "LoadReport") -> None:
+    from crase.ingest.loader import notes_path_for
+
     if report.status == "unchanged":
         print(f"{report.corpus}: unchanged since its last load into {report.target}; nothing "
               "to do (--restart loads it again)")
@@ -138,7 +154,9 @@ def print_load_report(report: LoadReport) -> None:
     print_repairs(report.repaired, notes_path_for(report.rejects_path))
 
 
-def print_import_report(report: ImportReport) -> None:
+def print_import_report(report: "ImportReport") -> None:
+    from crase.ingest.loader import notes_path_for
+
     print(f"Imported {report.corpus}")
     print(counts_line("papers", report.papers, report.papers_per_s))
     print(counts_line("citations", report.citations, report.citations_per_s))
@@ -155,7 +173,7 @@ def print_import_report(report: ImportReport) -> None:
               f"{embedded.stored:,} stored now")
 
 
-def counts_line(label: str, counts: FileCounts, rate: float) -> str:
+def counts_line(label: str, counts: "FileCounts", rate: float) -> str:
     speed = f"  {rate:,.0f}/s" if rate else ""
     return (f"  {label:<10} {counts.accepted:>11,} loaded {counts.rejected:>9,} rejected"
             f"{speed}")
@@ -174,6 +192,7 @@ def print_rejects(rejects: dict[str, int], path: Path) -> None:
 
 
 def embed_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.ingest.paper_vectors import embed_papers
     from crase.models.paper_encoders import paper_encoder
 

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from crase.errors import InvalidRequest
-from crase.graph import Graph
 from crase.settings import Settings
 
+# Only what the parsers need is imported above (api/cli.py); the driver and the encoder are
+# imported by the functions that run a command.
 if TYPE_CHECKING:
     from crase.research.evolution import EvolutionMap
 
@@ -83,6 +84,7 @@ def read_text(path: Path, what: str) -> str:
 
 
 def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.models.paper_encoders import paper_encoder
     from crase.research.evolution import EvolutionRequest, map_evolution
     from crase.research.reference_lists import read_reference_list
@@ -137,6 +139,7 @@ def print_evolution(result: "EvolutionMap") -> None:
 
 
 def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.models.paper_encoders import paper_encoder
     from crase.research.citation_gaps import GapRequest, find_citation_gaps
 
@@ -166,6 +169,7 @@ def run_citation_gaps(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_landscape(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.models.paper_encoders import paper_encoder
     from crase.research.landscape import LandscapeRequest, map_landscape
 

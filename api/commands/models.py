@@ -2,12 +2,14 @@
 (llama.cpp, the local-llm extra) and the settings that point the model roles at it."""
 
 import argparse
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from crase.errors import LocalModelUnavailable
-from crase.models.local_server import LocalModelServer, role_environment
 from crase.models.packaged_models import MODELS, assembled
 from crase.settings import LocalModelName, Settings
+
+if TYPE_CHECKING:
+    from crase.models.local_server import LocalModelServer
 
 ORDER = 15  # place in `crase --help` (api/cli.py): after `db`
 
@@ -56,8 +58,16 @@ def chosen(args: argparse.Namespace, settings: Settings) -> Settings:
     return settings
 
 
+def local_server(settings: Settings) -> "LocalModelServer":
+    # Imported here, with the HTTP client and model roles it brings: `crase models --help`
+    # needs none of them (api/cli.py).
+    from crase.models.local_server import LocalModelServer
+
+    return LocalModelServer(settings)
+
+
 def serve(args: argparse.Namespace, settings: Settings) -> int:
-    server = LocalModelServer(chosen(args, settings))
+    server = local_server(chosen(args, settings))
     was_running = server.status().running
     state = server.start()
     verb = "already running" if was_running else "started"
@@ -70,14 +80,14 @@ def serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def install_model(args: argparse.Namespace, settings: Settings) -> int:
-    server = LocalModelServer(chosen(args, settings))
+    server = local_server(chosen(args, settings))
     path = server.install()
     print(f"{server.local.model}: {path} (header checked: {server.packaged().note})")
     return 0
 
 
 def list_models(args: argparse.Namespace, settings: Settings) -> int:
-    models_dir = LocalModelServer(settings).models_dir
+    models_dir = local_server(settings).models_dir
     for name, model in MODELS.items():
         try:
             state = "installed" if assembled(model, models_dir) else "not joined yet"
@@ -95,14 +105,14 @@ def print_requirements(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def stop(args: argparse.Namespace, settings: Settings) -> int:
-    stopped = LocalModelServer(settings).stop()
+    stopped = local_server(settings).stop()
     print("local model server stopped" if stopped else
           "no local model server started by this project is running")
     return 0
 
 
 def status(args: argparse.Namespace, settings: Settings) -> int:
-    state = LocalModelServer(settings).status()
+    state = local_server(settings).status()
     running = f"running (pid {state.pid})" if state.running else "not running"
     print(f"local model server {running}\n  URL: {state.base_url}  model {state.model}\n"
           f"  Log: {state.log_file}")
@@ -110,13 +120,15 @@ def status(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def print_env(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.models.local_server import role_environment
+
     for name, value in role_environment(chosen(args, settings).local_model).items():
         print(f"{name}={value}")
     return 0
 
 
 def show_logs(args: argparse.Namespace, settings: Settings) -> int:
-    path = LocalModelServer(settings).log_file
+    path = local_server(settings).log_file
     if path.exists():
         print("\n".join(path.read_text(errors="replace").splitlines()[-args.lines:]))
     return 0

@@ -7,14 +7,17 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crase.api.commands.search import whole_number
-from crase.api.run_views import evidence_graph, read_run_record
 from crase.errors import InvalidRequest
-from crase.graph import Graph
-from crase.research.edge_validation import EdgeSource, SampleRequest, corpus_source, run_source
 from crase.settings import Settings
+
+# Only what the parsers need is imported above (api/cli.py); the driver and the tools
+# themselves are imported by the functions that run them.
+if TYPE_CHECKING:
+    from crase.graph import Graph
+    from crase.research.edge_validation import EdgeSource
 
 ORDER = 60  # place in `crase --help` (api/cli.py)
 
@@ -126,6 +129,7 @@ def add_entailment_data(subparsers: argparse._SubParsersAction) -> None:
 
 
 def code_extract(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.research.code_extractor import (
         ModelAnalyst,
         extract_code,
@@ -152,7 +156,11 @@ def code_extract(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def edge_source(graph: Graph, args: argparse.Namespace, settings: Settings) -> EdgeSource:
+def edge_source(graph: "Graph", args: argparse.Namespace,
+                settings: Settings) -> "EdgeSource":
+    from crase.api.run_views import evidence_graph, read_run_record
+    from crase.research.edge_validation import corpus_source, run_source
+
     if args.run_id is not None:
         corpus_only = {"--scorer": args.scorer, "--extractor": args.extractor,
                        "--theta": args.theta, "--tau": args.tau}
@@ -168,7 +176,8 @@ def edge_source(graph: Graph, args: argparse.Namespace, settings: Settings) -> E
 
 
 def validate_export(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.research.edge_validation import export_validation_sample
+    from crase.graph import Graph
+    from crase.research.edge_validation import SampleRequest, export_validation_sample
 
     request = SampleRequest(args.edges, args.retained_share, tuple(args.annotators), args.seed)
     run_id = uuid.uuid4().hex[:12]
@@ -186,6 +195,7 @@ def validate_export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def validate_import(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.research.edge_validation import import_labels
 
     with Graph.connect(settings.database) as graph:
@@ -197,6 +207,7 @@ def validate_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def validate_report(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.research.edge_validation import REPORT_MD, report_validation
 
     with Graph.connect(settings.database) as graph:
@@ -209,6 +220,7 @@ def validate_report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def entailment_data(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.research.entailment_data import build_entailment_data
 
     with Graph.connect(settings.database) as graph:

@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crase.api.commands.search import short_authors, whole_number
-from crase.api.exports import ExportFormat, export_run
-from crase.api.run_views import describe_run, list_runs
+from crase.api.exports import ExportFormat
 from crase.errors import InvalidRequest, RunNotFound
-from crase.graph import Graph
 from crase.paper_links import paper_links
 from crase.scoring.tex import tex_to_unicode
 from crase.settings import Settings
 
+# Only what the parsers need is imported above (api/cli.py); reading a run (the driver, the
+# run views) is imported by the function that does it.
 if TYPE_CHECKING:
+    from crase.graph import Graph
     from crase.idea.pipeline import IdeaResult
     from crase.search.pipeline import SearchResult
 
@@ -74,6 +75,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 # crase runs -----------------------------------------------------------------------------
 def show_runs(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.api.run_views import list_runs
+    from crase.graph import Graph
+
     with Graph.connect(settings.database) as graph:
         page = list_runs(graph, offset=(args.page - 1) * PAGE_SIZE, limit=PAGE_SIZE,
                          kind=args.kind)
@@ -104,6 +108,9 @@ def one_line(text: str, width: int) -> str:
 
 # crase show -----------------------------------------------------------------------------
 def show_run(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.api.run_views import describe_run
+    from crase.graph import Graph
+
     graph = Graph.connect(settings.database)
     try:
         view = describe_run(graph, args.run_id, None)
@@ -121,7 +128,7 @@ def show_run(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if view["status"] == "done" else 1
 
 
-def print_run(graph: Graph, view: dict[str, Any], settings: Settings) -> None:
+def print_run(graph: "Graph", view: dict[str, Any], settings: Settings) -> None:
     """The run as its own command printed it, then the papers' authors, venues and links."""
     from crase.api.commands.idea import print_result as print_idea
     from crase.api.commands.search import print_result as print_search
@@ -214,7 +221,7 @@ def paper_evidence(data: dict[str, Any] | None) -> Any:
     return PaperEvidence(**{**{k: v for k, v in data.items() if k in known}, **edges})
 
 
-def idea_result(graph: Graph, view: dict[str, Any]) -> "IdeaResult | None":
+def idea_result(graph: "Graph", view: dict[str, Any]) -> "IdeaResult | None":
     """The IdeaResult an idea run returned, rebuilt from its stored audit; None while the
     run has stored none (still running, or it failed before its record stage)."""
     from crase.idea.pipeline import IdeaPaperResult, IdeaResult
@@ -236,6 +243,9 @@ def idea_result(graph: Graph, view: dict[str, Any]) -> "IdeaResult | None":
 
 # crase export ---------------------------------------------------------------------------
 def export_results(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.api.exports import export_run
+    from crase.graph import Graph
+
     if args.out is not None and not args.out.parent.is_dir():
         raise InvalidRequest(f"--out {args.out}: its folder does not exist; create it or give "
                           "a file in a folder that does")

@@ -10,12 +10,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from crase.errors import InvalidRequest
-from crase.graph import Graph
 from crase.ingest.progress import CountProgress
 from crase.paper_links import best_link, paper_links
-from crase.run_lifecycle import Callbacks, browser_query
 from crase.scoring.tex import tex_to_unicode
-from crase.search.evidence import EdgeEvidence, clip, describe_delta, describe_score
 from crase.search.request import (
     Loc,
     SearchRequest,
@@ -24,12 +21,15 @@ from crase.search.request import (
     field_at,
     number_kind,
 )
-from crase.search.seeds import GIVEN, QUERY_ITSELF, Seed
-from crase.search.text_ranking import has_searchable_word
 from crase.settings import SearchSettings, Settings, choices
 
+# Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
+# numpy, the encoder) is imported by the functions that run or print one.
 if TYPE_CHECKING:
+    from crase.graph import Graph
+    from crase.search.evidence import EdgeEvidence
     from crase.search.pipeline import RankedPaper, SearchResult
+    from crase.search.seeds import Seed
 
 
 # Search settings the command line leaves to the environment and .env (CRASE_SEARCH__ALPHA,
@@ -152,6 +152,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     """The request of the command line, checked before any run exists: a bad value or a
     query without a word ends here as InvalidRequest, naming the flag and its range."""
+    from crase.search.text_ranking import has_searchable_word
+
     overrides = {name: getattr(args, name) for name in SEARCH_FLAGS
                  if getattr(args, name) is not None}
     # First: "*" or "" would otherwise be called too short, and "***" still has no word.
@@ -167,8 +169,8 @@ def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest
 
 
 def search_papers(args: argparse.Namespace, settings: Settings) -> int:
-    # Imported here: loading the backends (numpy, the embedding model) is the slow part,
-    # and the other commands should not pay for it.
+    from crase.graph import Graph
+    from crase.run_lifecycle import Callbacks
     from crase.search.pipeline import run_search
     from crase.search.roles.from_settings import build_search_backends, describe_backends
 
@@ -192,7 +194,7 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def no_seed_hint(graph: Graph) -> str:
+def no_seed_hint(graph: "Graph") -> str:
     """Why a search found no seed (so the walk had nowhere to start), and what to do."""
     if not graph.read("count_papers_and_citations")[0]["papers"]:
         return "no seeds: the graph holds no papers; load a corpus first (crase load DIR)"
@@ -204,7 +206,7 @@ def no_seed_hint(graph: Graph) -> str:
 Details = Mapping[str, Mapping[str, Any]]
 
 
-def read_details(graph: Graph, result: "SearchResult") -> dict[str, dict[str, Any]]:
+def read_details(graph: "Graph", result: "SearchResult") -> dict[str, dict[str, Any]]:
     """Title, authors, venue and identifiers of every paper the result names: the returned
     ones and those on their evidence (seeds, edge ends), which are shown by title."""
     ids = {paper.id for paper in result.results}
@@ -237,6 +239,8 @@ AUTHORS_WIDTH = 24  # the authors column of the table
 def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> str:
     """'First Author et al.' (the name alone for a single author) in `width` characters;
     a long name is cut, never the 'et al.'."""
+    from crase.search.evidence import clip
+
     names = [name for name in authors or [] if name.strip()]
     if not names:
         return "-"
@@ -248,6 +252,9 @@ def print_result(result: "SearchResult", settings: Settings,
                  details: Details | None = None) -> None:
     """The run's summary, one row per paper (authors and a link when `details` has them),
     and two lines of evidence under each, papers named by title."""
+    from crase.run_lifecycle import browser_query
+    from crase.search.evidence import clip
+
     details = details or {}
     c = result.counts
     print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
@@ -282,6 +289,8 @@ def print_result(result: "SearchResult", settings: Settings,
 
 
 def seed_source(seed: "Seed") -> str:
+    from crase.search.seeds import GIVEN, QUERY_ITSELF
+
     if seed.sub_query_index == QUERY_ITSELF:
         return f"the query itself, text rank {seed.relevance_rank}"
     if seed.sub_query_index == GIVEN:
@@ -295,6 +304,8 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
     """Short lines: how the walk reached the paper (other papers named by title where
     `titles` has them), what its score means among `scores` (the whole list's), and its
     best-grounded edge; texts end at a word boundary."""
+    from crase.search.evidence import clip, describe_delta, describe_score
+
     ev = paper.evidence
     titles = titles or {}
     score = [describe_score(paper.score, paper.rank, scores)] if scores else []
@@ -328,6 +339,8 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
 
 def name_paper(paper_id: str, titles: Mapping[str, str]) -> str:
     """A paper by its title (cut at a word boundary), else by its id."""
+    from crase.search.evidence import clip
+
     title = titles.get(paper_id)
     return f"\"{clip(title, 60)}\"" if title else paper_id
 
@@ -342,6 +355,7 @@ def describe_citation(edge: "EdgeEvidence", here: str, titles: Mapping[str, str]
 
 
 def score_edges(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
     from crase.search.roles.from_settings import describe_backends
     from crase.search.scoring_worker import ScoringReport, score_corpus, scoring_backends
 
