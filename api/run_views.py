@@ -10,19 +10,22 @@ ones the search itself applied, so the view says what the run did.
 """
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from crase.api.runs import FINISHED, STAGES, WITH_RESULTS, TrackedRun
 from crase.errors import DatabaseError, InvalidRequest, RunNotFinished, RunNotFound
 from crase.graph import Graph
 from crase.ingest.records import repair_authors
 from crase.paper_links import paper_links
+from crase.run_lifecycle import FINISHED, WITH_RESULTS
 from crase.scoring.delta import (
     RETAINED,
     EdgeVerdict,
     judge_delta,
     stored_coverage_affinity,
 )
+
+if TYPE_CHECKING:  # the registry brings both pipelines, which reading a run needs not
+    from crase.api.runs import TrackedRun
 
 # What an edge of a uniform run is: the walk weighed it 1, no claims were compared on it.
 UNWEIGHTED_EDGE = "unweighted citation edge"
@@ -97,13 +100,22 @@ def recorded_progress(record: dict[str, Any]) -> dict[str, Any]:
     """Progress of a run this server does not track, from the timings it recorded."""
     timings = record["timings"]
     # A finished run's timings name every stage it ran; others show what was still to come.
-    known = () if record["status"] in WITH_RESULTS else STAGES.get(record["kind"], ())
+    known = () if record["status"] in WITH_RESULTS else pipeline_stages(record["kind"])
     stages = {name: {"state": "done" if name in timings else "pending", "done": None,
                      "total": None} for name in (*known, *timings)}
     return {"stage": None, "stages": stages}
 
 
-def tracked_record(tracked: TrackedRun) -> dict[str, Any]:
+def pipeline_stages(kind: str) -> tuple[str, ...]:
+    """The stages a run of this kind goes through ((): a kind without a pipeline)."""
+    # Imported here: the stage lists are the pipelines' own, and showing a finished run
+    # (`crase show`) should not load both pipelines for them.
+    from crase.api.runs import STAGES
+
+    return tuple(STAGES.get(kind, ()))
+
+
+def tracked_record(tracked: "TrackedRun") -> dict[str, Any]:
     """A run as this server tracks it, for a run without a readable Run node (queued, or
     the database away)."""
     return {"id": tracked.id, "kind": tracked.kind, "query": tracked.query,
@@ -112,7 +124,7 @@ def tracked_record(tracked: TrackedRun) -> dict[str, Any]:
             "plan": [], "counts": {}, "timings": {}, "usage": {}}
 
 
-def describe_run(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
+def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dict[str, Any]:
     """The whole run: state, parameters, plan, counts, timings, seeds and results."""
     try:
         record = read_run_record(graph, run_id)
@@ -147,7 +159,7 @@ def read_outcome(graph: Graph, run_id: str) -> str | None:
     return rows[0]["outcome"] if rows else None
 
 
-def live_view(record: dict[str, Any], tracked: TrackedRun) -> dict[str, Any]:
+def live_view(record: dict[str, Any], tracked: "TrackedRun") -> dict[str, Any]:
     # The worker's word is newer than the node's while the run lives, and it is the only
     # record of a failure the pipeline could not write down.
     return {**record, "status": tracked.status, "error": record["error"] or tracked.error,
@@ -202,7 +214,7 @@ def shown_authors(authors: list[str] | None) -> list[str]:
     return repaired.names if problem is None else list(authors or [])
 
 
-def require_finished(graph: Graph, run_id: str, tracked: TrackedRun | None,
+def require_finished(graph: Graph, run_id: str, tracked: "TrackedRun | None",
                      ) -> dict[str, Any]:
     """The Run record of a run that finished well; else RunNotFound or RunNotFinished."""
     record = read_run_record(graph, run_id)
@@ -224,7 +236,7 @@ EDGE_FIELDS = ("citing", "cited", "delta", "theta", "scorer", "scorer_version", 
                "rows", "cols")
 
 
-def evidence_graph(graph: Graph, run_id: str, tracked: TrackedRun | None) -> dict[str, Any]:
+def evidence_graph(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dict[str, Any]:
     """Every paper the run considered and the citation edges among them, each edge with
     Delta at the run's theta and whether it was retained (or why it was pruned)."""
     record = require_finished(graph, run_id, tracked)

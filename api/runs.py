@@ -49,7 +49,9 @@ from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
 from crase.run_lifecycle import (
+    FINISHED,
     HEARTBEAT_S,
+    RunStatus,
     now_iso,
     process_owner,
     record_cancelled_before_start,
@@ -60,10 +62,7 @@ from crase.search.pipeline import partial_reason, run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 
-RunStatus = Literal["queued", "running", "done", "partial", "failed", "cancelled"]
-# `partial`: a search through a provider that left some lists unfetched; it has results.
-FINISHED: frozenset[str] = frozenset({"done", "partial", "failed", "cancelled"})
-WITH_RESULTS: frozenset[str] = frozenset({"done", "partial"})
+# A run's statuses (RunStatus, FINISHED, WITH_RESULTS) are the run lifecycle's.
 # Each pipeline's own list of its stages, in order: what a queued run shows as pending.
 STAGES = {"search": SEARCH_STAGES, "idea": IDEA_STAGES}
 DATABASE_DOWN = "the database is not reachable; start it with `crase db start`"

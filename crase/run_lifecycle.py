@@ -36,10 +36,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from crase.errors import DatabaseError, RunCancelled, RunDeadlineExceeded
 from crase.graph import Graph
+
+# A run's status, on its Run node and in the API (`queued`: waiting for a server's worker).
+RunStatus = Literal["queued", "running", "done", "partial", "failed", "cancelled"]
+# `partial`: a search through a provider that left some lists unfetched; it has results.
+FINISHED: frozenset[str] = frozenset({"done", "partial", "failed", "cancelled"})
+WITH_RESULTS: frozenset[str] = frozenset({"done", "partial"})
 
 LINK_BATCH = 5000
 # How often a process marks its open Runs alive; api.stale_run_after_s is a few of these.

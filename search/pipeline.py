@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
@@ -40,10 +40,12 @@ from crase.search.seeds import (
     restart_distribution,
     unique_seed_ids,
 )
-from crase.search.semantic_scholar_source import SemanticScholarSource
 from crase.search.text_fill import fill_from_text
 from crase.settings import SearchSettings
 from crase.usage import Usage
+
+if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
+    from crase.search.semantic_scholar_source import SemanticScholarSource
 
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
 STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
@@ -153,12 +155,14 @@ def check_source(backends: SearchBackends, request: SearchRequest) -> None:
 @contextmanager
 def seed_source(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 observer: RunObserver, notice: Callable[[str], None] | None
-                ) -> Iterator[SemanticScholarSource | None]:
+                ) -> Iterator["SemanticScholarSource | None"]:
     """The provider of a semantic-scholar search for as long as the search runs; None for
     a local one."""
     if not uses_provider(request) or backends.provider is None:
         yield None
         return
+
+    from crase.search.semantic_scholar_source import SemanticScholarSource
 
     def progress(done: int, total: int) -> None:
         observer.items_done("expand", done, total)
@@ -170,7 +174,7 @@ def seed_source(graph: Graph, backends: SearchBackends, request: SearchRequest,
 
 def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 run: RunLifecycle, result: SearchResult, observer: RunObserver,
-                source: SemanticScholarSource | None) -> None:
+                source: "SemanticScholarSource | None") -> None:
     p = request.params
     given = request.seed_override is not None
     # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.

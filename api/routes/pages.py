@@ -53,10 +53,11 @@ from crase.api.run_views import (
     read_results,
     weighed_graph,
 )
-from crase.api.runs import FINISHED, WITH_RESULTS, RunRegistry
+from crase.api.runs import FINISHED, RunRegistry
 from crase.errors import CraseError, InvalidRequest, LoginRequired, PaperNotFound
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
+from crase.run_lifecycle import WITH_RESULTS
 from crase.settings import Settings
 
 FormData = Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)]
