@@ -170,12 +170,18 @@ def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest
 
 def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
+    from crase.models.embedding_cache import CachedEncoder
+    from crase.models.paper_encoders import paper_encoder
     from crase.run_lifecycle import Callbacks
     from crase.search.pipeline import run_search
     from crase.search.roles.from_settings import build_search_backends, describe_backends
 
     request = build_request(args, settings)
-    backends = build_search_backends(settings)
+    encoder = paper_encoder(settings.models.paper_encoder)
+    backends = build_search_backends(settings, encoder=encoder)
+    # Every `crase search` is a new process: the query's vector is kept on disk, beside the
+    # idea workflow's, so a query asked again does not load the encoder's weights.
+    backends.encoder = CachedEncoder(encoder, settings.var_dir / "embedding-cache")
     print(f"Using {describe_backends(backends)}", file=sys.stderr)
     with Graph.connect(settings.database) as graph:
         result = run_search(graph, backends, request,

@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.models.minilm import SentenceEncoder
+from crase.models.embedding_cache import TextEncoder
 from crase.scoring.claims import Claim, PaperText
 from crase.settings import ProviderSettings
 from crase.usage import Usage
@@ -57,8 +57,9 @@ class SearchBackends:
     planner: Planner
     extractor: ClaimExtractor
     scorer: EntailmentScorer
-    # Embeds the query for the vector half of its own search; None: BM25 only.
-    encoder: SentenceEncoder | None = None
+    # Embeds the query for the vector half of its own search (the paper encoder, or for
+    # `crase search` a CachedEncoder around it); None: BM25 only.
+    encoder: TextEncoder | None = None
     # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
     provider: ProviderSettings | None = None
 

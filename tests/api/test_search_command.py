@@ -11,6 +11,7 @@ import pytest
 from crase.api.cli import main
 from crase.api.commands.search import describe_evidence, short_authors
 from crase.graph import Graph
+from crase.models.minilm import SentenceEncoder
 from crase.run_lifecycle import browser_query
 from crase.search.evidence import EdgeEvidence, PaperEvidence, clip, describe_delta
 from crase.search.pipeline import RankedPaper
@@ -143,3 +144,24 @@ def test_json_results_carry_identifiers_abstract_venue_and_links(
     orphan = next((r for r in results if r["id"] == ORPHAN["id"]), None)
     if orphan is not None:  # no identifier: no link, and it still has its fields
         assert orphan["links"] == {} and orphan["doi"] is None
+
+
+@pytest.mark.integration
+def test_the_same_query_again_reads_its_vector_and_runs_no_encoder(
+        corpus: dict[str, Any], cli_env: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first, _ = run_search_command(capsys)
+    stores = list((cli_env / "var" / "embedding-cache").glob("*.sqlite3"))
+    assert len(stores) == 1  # the paper encoder's, as the idea workflow's cache names it
+
+    def no_forward_pass(self: SentenceEncoder, texts: list[str]) -> None:
+        raise AssertionError(f"the encoder ran on {texts}")
+
+    monkeypatch.setattr(SentenceEncoder, "encode_uncached", no_forward_pass)
+    again, _ = run_search_command(capsys)
+    assert table_rows(first) and table_rows(again) == table_rows(first)
+
+
+def table_rows(out: str) -> list[str]:
+    """The ranked rows of a printed search (the run id and timings differ run to run)."""
+    return [line for line in out.splitlines() if line[:4].strip().isdigit()]
