@@ -11,11 +11,12 @@ query no run has seen: the query and a random word), and `crase show RUN` (the w
 search's run). The searches need a running database with a loaded corpus; like every crase
 command they take it from the CRASE_* environment and .env.
 
-Peak memory is each child's own (its rusage from os.wait4), the largest of the timed runs.
-The children run with Python's bytecode cache on, as an installed crase has it, even where
-the environment turns it off (PYTHONDONTWRITEBYTECODE): the warm-up writes it. The load
-average is printed before and after, since other work on a shared machine moves every
-figure.
+Peak memory is each child's own (its rusage from os.wait4), the largest of the timed runs;
+`cpu s` is the median of its user and system time, which other work on the machine moves
+less than the wall time. The children run with Python's bytecode cache on, as an installed
+crase has it, even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the
+warm-up writes it. The load average is printed before and after, since other work on a
+shared machine moves every figure.
 """
 
 import argparse
@@ -42,6 +43,7 @@ RUN_LINE = re.compile(r"^Run (\w+):", re.MULTILINE)
 @dataclass(frozen=True)
 class Sample:
     wall_s: float
+    cpu_s: float  # user + system: what the command itself used, less moved by other work
     peak_mib: float
     stdout: str
 
@@ -76,7 +78,8 @@ def run_once(argv: Sequence[str]) -> Sample:
         if child.returncode != 0:
             last = (err.read().decode(errors="replace").strip().splitlines() or ["no output"])
             raise CommandFailed(f"{' '.join(argv)} exited {child.returncode}: {last[-1]}")
-    return Sample(wall, usage.ru_maxrss / 1024, stdout)  # ru_maxrss: KiB on Linux
+    # ru_maxrss: KiB on Linux
+    return Sample(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout)
 
 
 def time_command(label: str, argvs: Sequence[Sequence[str]], runs: int) -> list[Sample]:
@@ -84,8 +87,9 @@ def time_command(label: str, argvs: Sequence[Sequence[str]], runs: int) -> list[
     samples = [run_once(argv) for argv in argvs[:runs + 1]]
     timed = samples[1:]
     walls = [s.wall_s for s in timed]
+    cpu = statistics.median(s.cpu_s for s in timed)
     print(f"{label:<44}{statistics.median(walls):>9.2f}{min(walls):>8.2f}{max(walls):>8.2f}"
-          f"{max(s.peak_mib for s in timed):>10.0f}", flush=True)
+          f"{cpu:>8.2f}{max(s.peak_mib for s in timed):>10.0f}", flush=True)
     return samples
 
 
@@ -115,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = args.runs + 1
     print(f"{' '.join(crase)}: 1 warm-up, then {args.runs} timed runs per command")
     print(f"load average before: {load_average()}")
-    print(f"{'command':<44}{'median s':>9}{'min s':>8}{'max s':>8}{'peak MiB':>10}")
+    print(f"{'command':<44}{'median s':>9}{'min s':>8}{'max s':>8}{'cpu s':>8}{'peak MiB':>10}")
     try:
         time_command("crase --help", [[*crase, "--help"]] * repeat, args.runs)
         for words in HELP_COMMANDS:
