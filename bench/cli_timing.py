@@ -11,7 +11,10 @@ query no run has seen: the query and a random word), and `crase show RUN` (the w
 search's run). The searches need a running database with a loaded corpus; like every crase
 command they take it from the CRASE_* environment and .env.
 
-Peak memory is each child's own (its rusage from os.wait4), the largest of the timed runs;
+Peak memory is each child's (its rusage from os.wait4), the largest of the timed runs. Linux
+counts the resident memory a child inherits at fork into its peak, so the figure has this
+benchmark's own peak as its floor (printed; about 19 MiB, the benchmark imports almost
+nothing for that reason);
 `cpu s` is the median of its user and system time, which other work on the machine moves
 less than the wall time. The children run with Python's bytecode cache on, as an installed
 crase has it, even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the
@@ -22,6 +25,7 @@ shared machine moves every figure.
 import argparse
 import os
 import re
+import resource
 import secrets
 import shlex
 import shutil
@@ -119,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = args.runs + 1
     print(f"{' '.join(crase)}: 1 warm-up, then {args.runs} timed runs per command")
     print(f"load average before: {load_average()}")
+    print(f"peak memory floor (this benchmark's own, counted into each child's): "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     print(f"{'command':<44}{'median s':>9}{'min s':>8}{'max s':>8}{'cpu s':>8}{'peak MiB':>10}")
     try:
         time_command("crase --help", [[*crase, "--help"]] * repeat, args.runs)
