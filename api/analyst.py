@@ -59,18 +59,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from neo4j import Session, Transaction
-from neo4j.exceptions import (
-    AuthError,
-    ClientError,
-    Neo4jError,
-    ServiceUnavailable,
-    SessionExpired,
-)
-from neo4j.graph import Node, Path, Relationship
-from neo4j.spatial import Point
-from neo4j.time import Date, DateTime, Duration, Time
-
 from crase.errors import (
     AnalystQueriesBusy,
     AnalystQueryInvalid,
@@ -82,6 +70,23 @@ from crase.errors import (
     DatabaseUnavailable,
 )
 from crase.graph import Graph, auth_failed_message
+from crase.neo4j_driver import (
+    AuthError,
+    ClientError,
+    Date,
+    DateTime,
+    Duration,
+    Neo4jError,
+    Node,
+    Path,
+    Point,
+    Relationship,
+    ServiceUnavailable,
+    Session,
+    SessionExpired,
+    Time,
+    Transaction,
+)
 from crase.settings import ApiSettings
 
 T = TypeVar("T")

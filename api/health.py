@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
 
 from crase.api.auth import API_KEY_HEADER
 from crase.api.runs import DATABASE_DOWN
 from crase.errors import DatabaseError
 from crase.graph import Graph
+from crase.neo4j_driver import AuthError, ServiceUnavailable, SessionExpired
 from crase.settings import ModelEndpoint, Settings
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from neo4j.exceptions import DriverError, Neo4jError
-
 from crase.errors import (
     CraseError,
     DatabaseError,
@@ -48,6 +46,7 @@ from crase.idea.pipeline import STAGES as IDEA_STAGES
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
+from crase.neo4j_driver import DriverError, Neo4jError
 from crase.run_lifecycle import (
     FINISHED,
     HEARTBEAT_S,

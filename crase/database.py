@@ -12,11 +12,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ServiceUnavailable
-
 from crase import processes
 from crase.errors import JarsMissing, ServerStartError
+from crase.neo4j_driver import AuthError, GraphDatabase, ServiceUnavailable
 from crase.settings import DatabaseSettings
 
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"

@@ -8,13 +8,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, LiteralString
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, unit_of_work
-from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
-from neo4j.graph import Node, Path, Relationship
-
 from crase.cypher.catalog import load_query, query_names
 from crase.database import Neo4jServer
 from crase.errors import DatabaseAuthFailed, DatabaseError, DatabaseUnavailable
+from crase.neo4j_driver import (
+    AuthError,
+    Driver,
+    GraphDatabase,
+    ManagedTransaction,
+    Neo4jError,
+    Node,
+    Path,
+    Relationship,
+    ServiceUnavailable,
+    SessionExpired,
+    unit_of_work,
+)
 from crase.settings import DatabaseSettings
 
 Row = dict[str, Any]

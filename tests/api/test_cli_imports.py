@@ -74,3 +74,15 @@ def test_no_command_help_imports_what_only_running_it_needs() -> None:
     assert {"search", "show", "db import", "models serve", "validate export"} <= set(
         found["commands"])
     assert forbidden_in(found["modules"]) == []
+
+
+def test_connecting_code_loads_the_driver_without_pyarrow_which_still_imports() -> None:
+    # The driver would import pyarrow for data-frame results Crase never asks for
+    # (crase/neo4j_driver.py); the bulk import's edge checks still need it.
+    code = ("import json, sys\n"
+            "import crase.api.health, crase.graph, crase.database\n"
+            "loaded = {name: name in sys.modules for name in ('neo4j', 'pyarrow')}\n"
+            "import pyarrow.csv\n"
+            "from crase.ingest import edge_table\n"
+            "print(json.dumps(loaded))")
+    assert json.loads(run_python(code)) == {"neo4j": True, "pyarrow": False}

@@ -136,3 +136,20 @@ def test_the_readme_table_is_read_as_written() -> None:
                                 "search"}
     assert layering["bench"] == set(code_folders()) - {"bench", "api"}
     assert "tests" not in layering["api"]
+
+
+def test_only_the_driver_module_imports_the_neo4j_package() -> None:
+    # crase/neo4j_driver.py imports the driver without pyarrow; a module importing neo4j
+    # itself could be the first to load it, with pyarrow.
+    home = ROOT / "crase" / "neo4j_driver.py"
+    direct = []
+    for folder in ["crase", *code_folders()]:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names]
+            names += [node.module for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) and node.module and not node.level]
+            if path != home and any(name.split(".")[0] == "neo4j" for name in names):
+                direct.append(str(path.relative_to(ROOT)))
+    assert direct == []

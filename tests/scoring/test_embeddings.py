@@ -17,6 +17,7 @@ from crase.models.minilm import (
     erf,
     gelu_inplace,
     locate_model_dir,
+    map_safetensors,
     plan_batches,
 )
 
@@ -125,3 +126,19 @@ def test_missing_model_files_name_the_install_command(tmp_path: Path) -> None:
     shutil.copy(locate_model_dir() / "config.json", partial / "config.json")
     with pytest.raises(EmbeddingModelMissing, match="model.safetensors"):
         MiniLmEncoder(model_dir=partial)
+
+
+def test_weights_are_mapped_from_the_file_not_copied(encoder: MiniLmEncoder) -> None:
+    # A query reads a few rows of the word table; a copy would cost every search the whole
+    # 90 MB. The mapped tensors equal the file's (the reference test checks the vectors).
+    word = encoder.weights.word
+    assert isinstance(word.base, np.memmap) or isinstance(word, np.memmap)
+    assert word.shape == (30522, 384) and word.dtype == np.float32
+    assert not word.flags.writeable
+
+
+def test_an_unreadable_weights_file_names_the_install_command(tmp_path: Path) -> None:
+    broken = tmp_path / "model.safetensors"
+    broken.write_bytes((12).to_bytes(8, "little") + b"{not json}  ")
+    with pytest.raises(EmbeddingModelMissing, match="not a readable safetensors file.*pip install"):
+        map_safetensors(broken)
