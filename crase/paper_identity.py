@@ -63,3 +63,15 @@ def title_similarity(left: str, right: str) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def paper_key(arxiv_id: str | None, doi: str | None, own_id: str) -> str:
+    """The graph id a bulk-dataset paper gets: its arXiv id, else `doi:` and its DOI key,
+    else `own_id` (the dataset's id, with its prefix). Every dataset reader uses it, so the
+    same work from OpenAlex, the Semantic Scholar datasets and an arXiv-keyed corpus of our
+    own format (whose ids are arXiv ids, as the arXiv snapshot's are) is one node."""
+    arxiv_key = normalise_arxiv_id(arxiv_id)
+    if arxiv_key:
+        return arxiv_key
+    doi_key = normalise_doi(doi)
+    return f"doi:{doi_key}" if doi_key else own_id

@@ -206,22 +206,36 @@ def read_papers(path: Path, corpus_format: CorpusFormat = "normalized",
 
 def parse_paper_line(line: Line, file: str, mapper: RecordMapper | None,
                      limits: Limits) -> Paper | Reject | None:
+    parsed = read_json_line(line, file)
+    if parsed is None or isinstance(parsed, Reject):
+        return parsed
+    text, data = parsed
+    if mapper is not None and isinstance(data, dict):
+        data = mapper(data)
+    return paper_from_record(data, text, file, line.number, limits)
+
+
+def read_json_line(line: Line, file: str) -> tuple[str, Any] | Reject | None:
+    """The text of a line and its JSON value; the reject that says why there is none; or
+    None for a blank line."""
     text = decode_line(line, file)
     if isinstance(text, Reject):
         return text
     if not text.strip():
         return None
     data = parse_json(text, file, line.number)
-    if isinstance(data, Reject):
-        return data
-    if mapper is not None and isinstance(data, dict):
-        data = mapper(data)
+    return data if isinstance(data, Reject) else (text, data)
+
+
+def paper_from_record(data: Any, text: str, file: str, number: int,
+                      limits: Limits) -> Paper | Reject:
+    """The Paper of a record already in Paper's field names, or its reject (`text`: the
+    line it came on, which bounds every field and starts the reject's shown text)."""
     result = validate_paper(data, limits, line_chars=len(text))
     if isinstance(result, Paper):
         return result
     kind, reason = result
-    return Reject(file, line.number, kind, reason, text[:SHOWN_CHARS],
-                  paper_id=refused_id(data))
+    return Reject(file, number, kind, reason, text[:SHOWN_CHARS], paper_id=refused_id(data))
 
 
 def refused_id(data: Any) -> str | None:

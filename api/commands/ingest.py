@@ -15,8 +15,12 @@ from crase.settings import Settings
 if TYPE_CHECKING:
     from crase.ingest.batches import FileCounts
     from crase.ingest.bulk import ImportReport
+    from crase.ingest.corpus import CorpusFiles
+    from crase.ingest.dataset_filter import DatasetFilter
     from crase.ingest.loader import LoadReport
+    from crase.ingest.staging import StagingReport
 
+DATASET_FORMATS = ("openalex", "s2ag")  # publishers' bulk datasets, staged before the load
 EMBED_HINT = ("Next: `crase embed` stores the paper vectors the query's dense search uses "
               "(searches seed from BM25 alone until then).")
 
@@ -61,21 +65,83 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", type=Path, help="normalized: a folder with papers.jsonl and "
-                        "citations.csv; arxiv: the metadata snapshot (JSON lines)")
-    parser.add_argument("--format", choices=["normalized", "arxiv"], default="normalized",
-                        dest="corpus_format", help="input format (default normalized)")
+                        "citations.csv; arxiv: the metadata snapshot (JSON lines); openalex: "
+                        "the snapshot's works folder or one part_*.gz shard; s2ag: a folder "
+                        "with the datasets' papers/, abstracts/ and citations/ folders")
+    parser.add_argument("--format", choices=["normalized", "arxiv", *DATASET_FORMATS],
+                        default="normalized", dest="corpus_format",
+                        help="input format (default normalized)")
     parser.add_argument("--citations", type=Path,
                         help="edge list (citing_id,cited_id); default PATH/citations.csv")
     parser.add_argument("--rejects", type=Path, help="rejects file (default under var/loads/)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    filters = parser.add_argument_group(
+        "dataset filters", "openalex and s2ag only: applied while the shards stream past; "
+        "citations are kept only between kept works")
+    filters.add_argument("--from-year", type=int, metavar="YEAR",
+                         help="keep works published in YEAR or later")
+    filters.add_argument("--to-year", type=int, metavar="YEAR",
+                         help="keep works published in YEAR or earlier")
+    filters.add_argument("--field", action="append", default=[], metavar="NAME",
+                         help="keep works filed under NAME (OpenAlex concept, topic, subfield, "
+                              "field or domain; Semantic Scholar field of study); repeat for "
+                              "any of several")
+    filters.add_argument("--has-abstract", action="store_true",
+                         help="keep only works with an abstract")
+    filters.add_argument("--has-arxiv", action="store_true",
+                         help="keep only works with an arXiv id")
+    filters.add_argument("--ids", type=Path, metavar="FILE",
+                         help="keep only the works listed in FILE, one id a line (the "
+                              "dataset's own id, a DOI or an arXiv id)")
+
+
+def corpus_files(args: argparse.Namespace, settings: Settings) -> "CorpusFiles":
+    """The files the load reads: the corpus given, or a dataset staged as one (its
+    staging summary printed first)."""
+    from crase.ingest.corpus import locate_corpus
+    from crase.ingest.dataset_filter import DatasetFilter
+
+    dataset_filter = DatasetFilter.build(args.from_year, args.to_year, args.field,
+                                         args.has_abstract, args.has_arxiv, args.ids)
+    if args.corpus_format not in DATASET_FORMATS:
+        if not dataset_filter.is_empty:
+            raise SettingsError("the dataset filters apply to --format openalex and s2ag; "
+                                "filter a corpus of our own format before loading it")
+        return locate_corpus(args.path, args.corpus_format, args.citations)
+    staged = stage_dataset(args, settings, dataset_filter)
+    print_staging_report(args.corpus_format, staged)
+    return locate_corpus(staged.folder)
+
+
+def stage_dataset(args: argparse.Namespace, settings: Settings,
+                  dataset_filter: "DatasetFilter") -> "StagingReport":
+    from crase.ingest.checkpoint import load_key
+    from crase.ingest.openalex import stage_openalex
+    from crase.ingest.records import Limits
+
+    folder = settings.var_dir / "staged" / (
+        f"{args.corpus_format}-{load_key([args.path], repr(dataset_filter.describe()))}")
+    limits = Limits.from_settings(settings.ingest)
+    return stage_openalex(args.path, folder, dataset_filter, limits,
+                          settings.ingest.max_line_bytes)
+
+
+def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
+    reused = " (staged before with the same inputs and filters; reused)" if report.reused \
+        else ""
+    print(f"Staged {corpus_format} from {report.shards:,} shards into {report.folder}{reused}")
+    print(f"  works      {report.kept:>11,} kept {report.filtered_out:>9,} filtered out "
+          f"{report.records:,} read")
+    print(f"  citations  {report.edges_kept:>11,} kept {report.edges_outside:>9,} outside "
+          "the corpus")
+    print(f"  rejects    {report.rejected:,} in {report.rejects_path}")
 
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
-    from crase.ingest.corpus import locate_corpus
     from crase.ingest.loader import load_corpus
 
-    files = locate_corpus(args.path, args.corpus_format, args.citations)
+    files = corpus_files(args, settings)
     with Graph.connect(settings.database) as graph:
         report = load_corpus(graph, files, settings, rejects_path=args.rejects,
                              batch_size=args.batch_size, restart=args.restart,
@@ -121,10 +187,9 @@ def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def import_database(args: argparse.Namespace, settings: Settings) -> int:
     from crase.ingest.bulk import import_corpus
-    from crase.ingest.corpus import locate_corpus
     from crase.models.paper_encoders import paper_encoder
 
-    files = locate_corpus(args.path, args.corpus_format, args.citations)
+    files = corpus_files(args, settings)
     # Made before the import, so a missing encoder fails before the database is replaced.
     encoder = None if args.no_embed else paper_encoder(settings.models.paper_encoder)
     print(f"Bulk import of {files.name}: the server at {settings.database.home} is stopped, "

@@ -1,5 +1,6 @@
 """Fixtures of the ingest tests."""
 
+import gzip
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -36,3 +37,23 @@ def point_cli_at(server: DatabaseSettings, monkeypatch: pytest.MonkeyPatch,
                         "HEAP": "512m", "PAGECACHE": "128m"}.items():
         monkeypatch.setenv(f"CRASE_DATABASE__{name}", str(value))
     monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def gzip_shards(source: Path, target: Path) -> Path:
+    """The committed plain JSON-lines shards under `source`, gzipped as the publishers
+    ship them (`part_000.jsonl` -> `part_000.gz`) into the same layout under `target`."""
+    for plain in sorted(source.rglob("*.jsonl")):
+        shard = target / plain.relative_to(source).with_suffix(".gz")
+        shard.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(shard, "wb") as out:
+            out.write(plain.read_bytes())
+    return target
+
+
+@pytest.fixture
+def openalex_works(tmp_path: Path) -> Path:
+    """The OpenAlex fixture snapshot's works folder, gzipped."""
+    return gzip_shards(FIXTURES / "openalex" / "works", tmp_path / "openalex" / "works")

@@ -1,0 +1,177 @@
+"""The OpenAlex works snapshot (`data/works/updated_date=*/part_*.gz`, one Work object a
+line) staged as a corpus of our own format (see `crase.ingest.staging`).
+
+A Work becomes a Paper: `id` (the graph id by `paper_key`: its arXiv id, else its DOI,
+else `openalex:W...`), `title` (or `display_name`), `publication_year`,
+`publication_date`, the `display_name` of each `authorships[].author`, the abstract
+rebuilt from `abstract_inverted_index` (word -> positions), `doi`, the arXiv id that a
+location's landing page or PDF URL on arxiv.org, or an arXiv DOI (10.48550/arXiv.*),
+gives, and the venue from `primary_location.source.display_name`. `referenced_works`
+are its citations. One pass over the shards: kept works' references are spilled to disk
+and resolved against the kept set once it is complete.
+"""
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from crase.ingest.corpus import paper_from_record
+from crase.ingest.dataset_filter import OPENALEX_PREFIX, DatasetFilter
+from crase.ingest.records import EdgeRow, Limits
+from crase.ingest.staging import (
+    SpillFile,
+    Staging,
+    StagingReport,
+    edges_in_batches,
+    find_shards,
+    finished_staging,
+    mark_finished,
+    read_records,
+    staging_key,
+)
+from crase.paper_identity import normalise_arxiv_id, paper_key
+
+ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+)", re.IGNORECASE)
+ARXIV_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.(.+)$",
+                       re.IGNORECASE)
+TOPIC_PARTS = ("subfield", "field", "domain")
+
+
+def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
+                   max_line_bytes: int) -> StagingReport:
+    """Stage the works under `path` (a shard or a folder of them) into `folder`."""
+    shards = find_shards(path)
+    key = staging_key(shards, dataset_filter)
+    finished = finished_staging(folder, key)
+    if finished is not None:
+        return finished
+    staging = Staging(folder, dataset_filter)
+    try:
+        with SpillFile(folder / "references.spill.jsonl") as spill:
+            for shard, number, text, record in read_records(shards, staging, max_line_bytes):
+                work = record if isinstance(record, dict) else {}
+                paper = paper_from_record(map_work(work) if work else record, text,
+                                          shard.name, number, limits)
+                own_id = short_id(work.get("id")) or ""
+                if staging.offer(shard.name, number, paper, own_id, work_labels(work)):
+                    references = work_references(work)
+                    if references:
+                        spill.write([staging.graph_ids[own_id], shard.name, number, references])
+            for file, rows in edges_in_batches(in_corpus_edges(spill, staging)):
+                staging.add_edges(file, rows)
+    except BaseException:
+        staging.close()
+        raise
+    return mark_finished(staging, key)
+
+
+def in_corpus_edges(spill: SpillFile, staging: Staging) -> Iterator[tuple[str, EdgeRow]]:
+    for citing, file, line, references in spill.rows():
+        for reference in references:
+            cited = staging.graph_id(reference)
+            if cited is not None:
+                yield file, EdgeRow(line, citing, cited)
+
+
+def map_work(work: dict[str, Any]) -> dict[str, Any]:
+    """A Work in the field names of `Paper`; missing fields stay missing, so the Paper
+    checks report them (a Work without a title is a `missing_title`)."""
+    own_id = short_id(work.get("id"))
+    doi = work.get("doi") or text_at(work, "ids", "doi")
+    arxiv_id = work_arxiv_id(work)
+    return {
+        "id": paper_key(arxiv_id, doi if isinstance(doi, str) else None,
+                        f"openalex:{own_id}") if own_id else None,
+        "title": work.get("title") or work.get("display_name"),
+        "abstract": rebuild_abstract(work.get("abstract_inverted_index")),
+        "year": work.get("publication_year"),
+        "date": work.get("publication_date"),
+        "authors": author_names(work),
+        "doi": doi,
+        "arxiv_id": arxiv_id,
+        "venue": text_at(work, "primary_location", "source", "display_name"),
+    }
+
+
+def short_id(value: Any) -> str | None:
+    """`W2741809807` of `https://openalex.org/W2741809807` (either spelling given)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.strip().removeprefix(OPENALEX_PREFIX)
+
+
+def text_at(record: Any, *path: str) -> str | None:
+    """The text at a path of nested objects, or None where any step is missing or null."""
+    for step in path:
+        record = record.get(step) if isinstance(record, dict) else None
+    return record if isinstance(record, str) else None
+
+
+def rebuild_abstract(index: Any) -> str:
+    """The abstract, word for word, from OpenAlex's inverted index ({word: [positions]}).
+    Older snapshots wrote the index as a JSON string; both are read. A word at no position
+    and positions that are not integers are skipped."""
+    if isinstance(index, str):
+        try:
+            index = json.loads(index)
+        except ValueError:
+            return ""
+    if not isinstance(index, dict):
+        return ""
+    words: dict[int, str] = {}
+    for word, positions in index.items():
+        if isinstance(positions, list):
+            for position in positions:
+                if isinstance(position, int) and not isinstance(position, bool):
+                    words[position] = word
+    return " ".join(words[position] for position in sorted(words))
+
+
+def author_names(work: dict[str, Any]) -> list[str]:
+    authorships = work.get("authorships")
+    if not isinstance(authorships, list):
+        return []
+    names = (text_at(authorship, "author", "display_name") for authorship in authorships)
+    return [name for name in names if name]
+
+
+def work_arxiv_id(work: dict[str, Any]) -> str | None:
+    """The arXiv id of a Work: from an arXiv DOI, or a location on arxiv.org."""
+    for doi in (work.get("doi"), text_at(work, "ids", "doi")):
+        match = ARXIV_DOI.match(doi) if isinstance(doi, str) else None
+        if match:
+            return normalise_arxiv_id(match.group(1))
+    locations = work.get("locations")
+    candidates = (locations if isinstance(locations, list) else []) + [
+        work.get("primary_location"), work.get("best_oa_location")]
+    for location in candidates:
+        for url_field in ("landing_page_url", "pdf_url"):
+            url = text_at(location, url_field)
+            match = ARXIV_URL.search(url) if url else None
+            if match:
+                return normalise_arxiv_id(match.group(1))
+    return None
+
+
+def work_labels(work: dict[str, Any]) -> list[str]:
+    """What OpenAlex files a Work under: its concepts, its topics and their subfields,
+    fields and domains (display names), for the field filter."""
+    labels = []
+    concepts = work.get("concepts")
+    for concept in concepts if isinstance(concepts, list) else []:
+        labels.append(text_at(concept, "display_name"))
+    topics = work.get("topics")
+    for topic in (topics if isinstance(topics, list) else []) + [work.get("primary_topic")]:
+        labels.append(text_at(topic, "display_name"))
+        labels.extend(text_at(topic, part, "display_name") for part in TOPIC_PARTS)
+    return [label for label in labels if label]
+
+
+def work_references(work: dict[str, Any]) -> list[str]:
+    references = work.get("referenced_works")
+    if not isinstance(references, list):
+        return []
+    ids = (short_id(reference) for reference in references)
+    return [reference for reference in ids if reference]

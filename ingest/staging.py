@@ -1,0 +1,294 @@
+"""A publisher's bulk dataset staged as a corpus of our own format, which `crase load` and
+`crase db import` then read like any other (`crase.ingest.openalex`, `crase.ingest.s2ag`
+say what each dataset's records become).
+
+Shards are gzipped JSON lines, read line by line as streams: a shard is never held in
+memory, and a bad line (broken JSON, not UTF-8, over the line limit, a record that is no
+valid paper) is one reject naming the shard (its path under the dataset folder) and the
+line, while the next line is read as usual. The row rules are the ones every load uses:
+`corpus.read_json_line` and `corpus.paper_from_record` (validation, repairs), the paper
+registry (repeated ids), `check_edge` and the citation registry (self-citations, repeated
+edges). The load that reads the staged files finds nothing left to refuse.
+
+Citations are kept inside the corpus: an edge whose ends were both kept. A reference to a
+work the filter left out, or that the dataset does not hold, is counted, not rejected.
+
+Memory: the map from each kept work's dataset id to its graph id (about 150 bytes a kept
+paper, with the registry's index: some 75 MB for 500K papers) and 8 bytes an accepted edge
+(the registry's edge set). What waits for the kept set to be complete (the references of
+kept works) is spilled to disk, never held.
+"""
+
+import csv
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+from crase.errors import CorpusError
+from crase.ingest.checkpoint import fingerprint_files
+from crase.ingest.corpus import (
+    CITATIONS_FILE,
+    EDGE_HEADER,
+    PAPERS_FILE,
+    READ_BUFFER,
+    Line,
+    read_json_line,
+    read_lines,
+)
+from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.records import EdgeRow, Paper, Reject, check_edge
+from crase.ingest.registry import CitationRegistry, PaperRegistry
+from crase.ingest.rejects import NoteLog, RejectLog
+
+SHARD_SUFFIXES = (".gz", ".json", ".jsonl")
+STAGED_MARK = "staged.json"  # written last: its presence says the staging finished
+REJECTS_FILE = "rejects.jsonl"
+NOTES_FILE = "notes.jsonl"
+SIGNALS_FILE = "citation_signals.jsonl"
+EDGE_BATCH = 10_000
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    name: str  # the path under the dataset folder: what a reject names
+
+
+def find_shards(path: Path) -> list[Shard]:
+    """A shard file, or every shard under a folder (any depth, in name order)."""
+    if path.is_file():
+        return [Shard(path, path.name)]
+    if not path.is_dir():
+        raise CorpusError(f"no dataset at {path}: give a shard file or a folder of them")
+    shards = [Shard(found, found.relative_to(path).as_posix())
+              for found in sorted(path.rglob("*"))
+              if found.is_file() and found.name.endswith(SHARD_SUFFIXES)]
+    if not shards:
+        raise CorpusError(f"no shards (*.gz, *.json, *.jsonl) under {path}")
+    return shards
+
+
+def open_shard(shard: Shard) -> BinaryIO:
+    try:
+        if shard.path.name.endswith(".gz"):
+            return gzip.open(shard.path, "rb")  # type: ignore[return-value]
+        return shard.path.open("rb", buffering=READ_BUFFER)
+    except OSError as err:
+        raise CorpusError(f"cannot read {shard.path}: {err}") from err
+
+
+def read_shard(shard: Shard, max_line_bytes: int,
+               ) -> Iterator[tuple[int, str, Any] | Reject]:
+    """(line number, line text, JSON value) per record line of a shard, or its reject."""
+    with open_shard(shard) as handle:
+        try:
+            for number, end, data in read_lines(handle, max_line_bytes):
+                parsed = read_json_line(Line(number, end, data), shard.name)
+                if isinstance(parsed, Reject):
+                    yield parsed
+                elif parsed is not None:
+                    yield number, parsed[0], parsed[1]
+        except (OSError, EOFError) as err:  # a truncated or corrupt gzip stream
+            raise CorpusError(f"{shard.name} cannot be read to its end: {err}") from err
+
+
+def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
+                 ) -> Iterator[tuple[Shard, int, str, Any]]:
+    """(shard, line number, line text, JSON value) of every record line of the shards;
+    a line that is no JSON is refused into `staging` and not yielded."""
+    for shard in shards:
+        staging.report.shards += 1
+        for item in read_shard(shard, max_line_bytes):
+            if isinstance(item, Reject):
+                staging.offer(item.file, item.line, item, "", [])
+            else:
+                yield (shard, *item)
+
+
+@dataclass
+class StagingReport:
+    folder: Path
+    shards: int = 0
+    records: int = 0  # record lines read from the paper shards
+    kept: int = 0
+    filtered_out: int = 0  # valid records the filter left out
+    rejected: int = 0  # paper rows and edge rows refused (see the rejects file)
+    edges_kept: int = 0
+    edges_outside: int = 0  # references to works that are not in the corpus
+    reused: bool = False  # an earlier staging with the same inputs and filter was used
+
+    @property
+    def rejects_path(self) -> Path:
+        return self.folder / REJECTS_FILE
+
+    @property
+    def notes_path(self) -> Path:
+        return self.folder / NOTES_FILE
+
+    @property
+    def signals_path(self) -> Path:
+        return self.folder / SIGNALS_FILE
+
+
+class Staging:
+    """The staged corpus being written: papers.jsonl, citations.csv, the rejects and notes
+    of the dataset's rows, and (where the dataset has them) the citation signals."""
+
+    def __init__(self, folder: Path, dataset_filter: DatasetFilter) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / STAGED_MARK).unlink(missing_ok=True)
+        self.folder = folder
+        self.filter = dataset_filter
+        self.report = StagingReport(folder)
+        self.rejects = RejectLog(folder / REJECTS_FILE)
+        self.notes = NoteLog(folder / NOTES_FILE)
+        self.papers_out = (folder / PAPERS_FILE).open("w", encoding="utf-8")
+        self.edges_handle = (folder / CITATIONS_FILE).open("w", encoding="utf-8", newline="")
+        self.edges_out = csv.writer(self.edges_handle, lineterminator="\n")
+        self.edges_out.writerow(EDGE_HEADER)
+        self.signals_out: IO[str] | None = None
+        self.papers = PaperRegistry()
+        self.citations = CitationRegistry(self.papers)
+        self.graph_ids: dict[str, str] = {}  # dataset id -> graph id, kept works only
+
+    def reject(self, reject: Reject) -> None:
+        self.rejects.add(reject)
+        self.report.rejected += 1
+
+    def offer(self, file: str, line: int, paper: Paper | Reject, own_id: str,
+              labels: list[str]) -> bool:
+        """Keep the paper if it is valid, new and passes the filter; True if kept."""
+        self.report.records += 1
+        if isinstance(paper, Reject):
+            self.papers.refuse(paper)
+            self.reject(paper)
+            return False
+        if not self.filter.keeps(paper, own_id, labels):
+            self.report.filtered_out += 1
+            return False
+        refused = self.papers.admit(paper, file, line)
+        if refused is not None:
+            self.reject(refused)
+            return False
+        self.graph_ids[own_id] = paper.id
+        self.papers_out.write(json.dumps({"id": paper.id, **paper.graph_properties()},
+                                         ensure_ascii=False) + "\n")
+        self.notes.add_repairs(file, [paper])
+        self.report.kept += 1
+        return True
+
+    def graph_id(self, own_id: str | None) -> str | None:
+        """The graph id of a kept work; None (counted as outside) for any other."""
+        found = self.graph_ids.get(own_id) if own_id is not None else None
+        if found is None:
+            self.report.edges_outside += 1
+        return found
+
+    def add_edges(self, file: str, rows: list[EdgeRow],
+                  signals: dict[int, dict[str, Any]] | None = None) -> None:
+        """Write the edges of one shard's rows that pass the edge checks; `signals`: the
+        publisher's properties of each row's edge, by line."""
+        checked = []
+        for row in rows:
+            problem = check_edge(row.citing, row.cited)
+            if problem is None:
+                checked.append(row)
+            else:
+                self.reject(Reject(file, row.line, problem[0], problem[1],
+                                   f"{row.citing},{row.cited}"))
+        accepted, refused = self.citations.admit(checked, file)
+        for reject in refused:
+            self.reject(reject)
+        self.edges_out.writerows((row.citing, row.cited) for row in accepted)
+        self.report.edges_kept += len(accepted)
+        if signals is not None:
+            self.write_signals(accepted, signals)
+
+    def write_signals(self, rows: list[EdgeRow], signals: dict[int, dict[str, Any]]) -> None:
+        if self.signals_out is None:
+            self.signals_out = (self.folder / SIGNALS_FILE).open("w", encoding="utf-8")
+        for row in rows:
+            self.signals_out.write(json.dumps({"citing": row.citing, "cited": row.cited,
+                                               **signals[row.line]}, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        for handle in (self.papers_out, self.edges_handle, self.signals_out):
+            if handle is not None:
+                handle.close()
+        self.rejects.close()
+        self.notes.close()
+
+
+def edges_in_batches(rows: Iterator[tuple[str, EdgeRow]],
+                     ) -> Iterator[tuple[str, list[EdgeRow]]]:
+    """(file, rows) batches of consecutive rows from one file, at most EDGE_BATCH long."""
+    file, batch = "", list[EdgeRow]()
+    for row_file, row in rows:
+        if batch and (row_file != file or len(batch) >= EDGE_BATCH):
+            yield file, batch
+            batch = []
+        file = row_file
+        batch.append(row)
+    if batch:
+        yield file, batch
+
+
+# Reuse of a finished staging ----------------------------------------------------------------
+def staging_key(shards: list[Shard], dataset_filter: DatasetFilter) -> dict[str, Any]:
+    return {"inputs": fingerprint_files([shard.path for shard in shards]),
+            "filter": dataset_filter.describe()}
+
+
+def finished_staging(folder: Path, key: dict[str, Any]) -> StagingReport | None:
+    """The report of a staging of the same inputs with the same filter, if one finished
+    in `folder`: a resumed `crase load` then reads the same staged files."""
+    try:
+        mark = json.loads((folder / STAGED_MARK).read_text())
+    except (OSError, ValueError):
+        return None
+    if mark.get("key") != key:
+        return None
+    report = StagingReport(folder, **{k: v for k, v in mark["report"].items() if k != "folder"})
+    report.reused = True
+    return report
+
+
+def mark_finished(staging: Staging, key: dict[str, Any]) -> StagingReport:
+    staging.close()
+    report = staging.report
+    fields = {k: v for k, v in asdict(report).items() if k not in ("folder", "reused")}
+    (staging.folder / STAGED_MARK).write_text(json.dumps({"key": key, "report": fields}))
+    return report
+
+
+@dataclass
+class SpillFile:
+    """Rows put aside until the kept set is complete (JSON lines in the staging folder)."""
+
+    path: Path
+    handle: IO[str] | None = field(default=None)
+
+    def __enter__(self) -> "SpillFile":
+        self.handle = self.path.open("w", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+    def write(self, row: list[Any]) -> None:
+        assert self.handle is not None
+        self.handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def rows(self) -> Iterator[list[Any]]:
+        if self.handle is not None:
+            self.handle.close()
+        try:
+            with self.path.open(encoding="utf-8") as handle:
+                for text in handle:
+                    yield json.loads(text)
+        finally:
+            self.path.unlink(missing_ok=True)

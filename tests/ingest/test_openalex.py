@@ -1,0 +1,155 @@
+"""The OpenAlex works snapshot: gzipped shards written by hand from the Work object's
+documented fields (tests/ingest/fixtures/openalex), staged and loaded."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crase.api.cli import main
+from crase.graph import Graph
+from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.openalex import map_work, rebuild_abstract, stage_openalex
+from crase.ingest.records import DEFAULT_LIMITS
+from crase.ingest.rejects import read_rejects
+from crase.settings import DatabaseSettings
+from tests.ingest.conftest import point_cli_at
+
+SHARD_A = "updated_date=2024-01-01/part_000.gz"
+SHARD_B = "updated_date=2024-02-01/part_000.gz"
+ATTENTION = {
+    "id": "1706.03762", "title": "Attention Is All You Need",
+    "abstract": "The dominant sequence transduction models are based on recurrent networks; "
+                "simpler models win.",
+    "year": 2017, "date": "2017-06-12", "authors": ["Ashish Vaswani", "Noam Shazeer"],
+    "doi": "10.48550/arxiv.1706.03762", "arxiv_id": "1706.03762",
+    "venue": "arXiv (Cornell University)"}
+NMT = {
+    "id": "doi:10.1000/nmt.2014",
+    "title": "Neural Machine Translation by Jointly Learning to Align and Translate",
+    "abstract": "Neural translation aligns and translation", "year": 2014,
+    "date": "2014-09-01", "authors": ["Dzmitry Bahdanau"], "doi": "10.1000/nmt.2014",
+    "venue": "International Conference on Learning Representations"}
+PROTEIN = {"id": "openalex:W1003", "title": "Protein folding at scale", "year": 2012,
+           "date": "2012-03-04", "authors": ["Jane Roe"]}
+BERT = {
+    "id": "1810.04805", "title": "BERT: Pre-training of Deep Bidirectional Transformers",
+    "abstract": "We introduce BERT, a new language model.", "year": 2019,
+    "date": "2019-06-02", "authors": ["Jacob Devlin", "Kristina Toutanova"],
+    "doi": "10.18653/v1/n19-1423", "arxiv_id": "1810.04805",
+    "venue": "North American Chapter of the Association for Computational Linguistics"}
+ALL_EDGES = [("1706.03762", "doi:10.1000/nmt.2014"), ("1706.03762", "openalex:W1003"),
+             ("1810.04805", "1706.03762"), ("1810.04805", "doi:10.1000/nmt.2014"),
+             ("openalex:W1003", "doi:10.1000/nmt.2014")]
+ALL_REJECTS = [(SHARD_A, 3, "malformed_json"), (SHARD_B, 1, "self_citation"),
+               (SHARD_B, 2, "missing_title")]
+
+
+def staged(folder: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    papers = [json.loads(line) for line in (folder / "papers.jsonl").read_text().splitlines()]
+    edges = [tuple(line.split(",")) for line in
+             (folder / "citations.csv").read_text().splitlines()[1:]]
+    return sorted(papers, key=lambda p: p["id"]), sorted(edges)  # type: ignore[misc]
+
+
+def rejects_of(path: Path) -> list[tuple[str, int, str]]:
+    return sorted((r.file, r.line, r.kind.value) for r in read_rejects(path))
+
+
+def test_the_abstract_is_rebuilt_word_for_word() -> None:
+    index = {"a": [1, 3], "Model": [0], "of": [2], "models.": [4]}
+    assert rebuild_abstract(index) == "Model a of a models."
+    # Older snapshots wrote the index as a JSON string.
+    assert rebuild_abstract(json.dumps(index)) == "Model a of a models."
+    assert rebuild_abstract(None) == "" and rebuild_abstract({"x": "not a list"}) == ""
+
+
+def test_a_work_without_an_id_has_none() -> None:
+    assert map_work({"title": "No id"})["id"] is None
+
+
+def test_the_snapshot_stages_to_exactly_its_papers_and_in_corpus_edges(
+        openalex_works: Path, tmp_path: Path) -> None:
+    report = stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(),
+                            DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert papers == [ATTENTION, BERT, NMT, PROTEIN]
+    assert edges == ALL_EDGES
+    assert rejects_of(report.rejects_path) == ALL_REJECTS
+    assert (report.shards, report.records, report.kept, report.rejected) == (2, 6, 4, 3)
+    assert report.edges_outside == 1  # W9999 is not in the snapshot
+
+
+def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
+        openalex_works: Path, tmp_path: Path) -> None:
+    recent_cs = DatasetFilter.build(from_year=2015, fields=["computer science"])
+    report = stage_openalex(openalex_works, tmp_path / "staged", recent_cs, DEFAULT_LIMITS,
+                            1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [paper["id"] for paper in papers] == ["1706.03762", "1810.04805"]
+    assert edges == [("1810.04805", "1706.03762")]
+    assert report.filtered_out == 2 and report.edges_outside == 4
+    with_abstract = DatasetFilter.build(require_abstract=True)
+    stage_openalex(openalex_works, tmp_path / "abstracts", with_abstract, DEFAULT_LIMITS,
+                   1_000_000)
+    assert [p["id"] for p in staged(tmp_path / "abstracts")[0]] == [
+        "1706.03762", "1810.04805", "doi:10.1000/nmt.2014"]
+
+
+def test_an_id_list_keeps_the_works_it_names(openalex_works: Path, tmp_path: Path) -> None:
+    listed = tmp_path / "ids.txt"
+    listed.write_text("# one id a line\nhttps://openalex.org/W1003\n"
+                      "https://doi.org/10.1000/NMT.2014\narXiv:1810.04805v2\n")
+    stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter.build(id_list=listed),
+                   DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [p["id"] for p in papers] == ["1810.04805", "doi:10.1000/nmt.2014",
+                                         "openalex:W1003"]
+    assert edges == [("1810.04805", "doi:10.1000/nmt.2014"),
+                     ("openalex:W1003", "doi:10.1000/nmt.2014")]
+
+
+def test_a_finished_staging_is_reused(openalex_works: Path, tmp_path: Path) -> None:
+    first = stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(),
+                           DEFAULT_LIMITS, 1_000_000)
+    again = stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(),
+                           DEFAULT_LIMITS, 1_000_000)
+    assert not first.reused and again.reused and again.kept == first.kept == 4
+    narrower = stage_openalex(openalex_works, tmp_path / "staged",
+                              DatasetFilter.build(to_year=2013), DEFAULT_LIMITS, 1_000_000)
+    assert not narrower.reused and narrower.kept == 1
+
+
+def graph_papers(graph: Graph) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    with graph.driver.session(database=graph.database) as session:
+        nodes = [{key: value for key, value in row["p"].items()
+                  if not key.startswith("embedding")}
+                 for row in session.run("MATCH (p:Paper) RETURN properties(p) AS p "
+                                        "ORDER BY p.id")]
+        edges = [(row["a"], row["b"]) for row in session.run(
+            "MATCH (a:Paper)-[:CITES]->(b:Paper) RETURN a.id AS a, b.id AS b ORDER BY a, b")]
+    return nodes, edges
+
+
+@pytest.mark.integration
+def test_crase_load_reads_the_snapshot(openalex_works: Path, graph: Graph, cli_env: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "Staged openalex from 2 shards" in printed and "1 outside" in printed
+    assert graph_papers(graph) == ([ATTENTION, BERT, NMT, PROTEIN], ALL_EDGES)
+    rejects = next((cli_env / "var" / "staged").glob("openalex-*")) / "rejects.jsonl"
+    assert rejects_of(rejects) == ALL_REJECTS
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_crase_db_import_reads_the_snapshot_with_filters(
+        openalex_works: Path, second_server: DatabaseSettings, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    point_cli_at(second_server, monkeypatch, tmp_path)
+    assert main(["db", "import", str(openalex_works), "--format", "openalex", "--quiet",
+                 "--no-embed", "--from-year", "2015", "--field", "Computer Science"]) == 0
+    with Graph.connect(second_server) as graph:
+        assert graph_papers(graph) == ([ATTENTION, BERT], [("1810.04805", "1706.03762")])
