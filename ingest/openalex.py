@@ -58,7 +58,7 @@ def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limi
                 if staging.offer(shard.name, number, paper, own_id, work_labels(work)):
                     references = work_references(work)
                     if references:
-                        spill.write([staging.graph_ids[own_id], shard.name, number, references])
+                        spill.write([own_id, shard.name, number, references])
             for file, rows in edges_in_batches(in_corpus_edges(spill, staging)):
                 staging.add_edges(file, rows)
     except BaseException:
@@ -70,9 +70,9 @@ def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limi
 def in_corpus_edges(spill: SpillFile, staging: Staging) -> Iterator[tuple[str, EdgeRow]]:
     for citing, file, line, references in spill.rows():
         for reference in references:
-            cited = staging.graph_id(reference)
-            if cited is not None:
-                yield file, EdgeRow(line, citing, cited)
+            ends = staging.in_corpus(citing, reference)
+            if ends is not None:
+                yield file, EdgeRow(line, *ends)
 
 
 def map_work(work: dict[str, Any]) -> dict[str, Any]:

@@ -57,13 +57,14 @@ class Shard:
     name: str  # the path under the dataset folder: what a reject names
 
 
-def find_shards(path: Path) -> list[Shard]:
-    """A shard file, or every shard under a folder (any depth, in name order)."""
+def find_shards(path: Path, root: Path | None = None) -> list[Shard]:
+    """A shard file, or every shard under a folder (any depth, in name order), each named
+    by its path under `root` (default: the folder)."""
     if path.is_file():
         return [Shard(path, path.name)]
     if not path.is_dir():
         raise CorpusError(f"no dataset at {path}: give a shard file or a folder of them")
-    shards = [Shard(found, found.relative_to(path).as_posix())
+    shards = [Shard(found, found.relative_to(root or path).as_posix())
               for found in sorted(path.rglob("*"))
               if found.is_file() and found.name.endswith(SHARD_SUFFIXES)]
     if not shards:
@@ -103,7 +104,7 @@ def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
         staging.report.shards += 1
         for item in read_shard(shard, max_line_bytes):
             if isinstance(item, Reject):
-                staging.offer(item.file, item.line, item, "", [])
+                staging.reject(item)
             else:
                 yield (shard, *item)
 
@@ -112,7 +113,7 @@ def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
 class StagingReport:
     folder: Path
     shards: int = 0
-    records: int = 0  # record lines read from the paper shards
+    records: int = 0  # paper records read (lines that are no JSON are only rejected)
     kept: int = 0
     filtered_out: int = 0  # valid records the filter left out
     rejected: int = 0  # paper rows and edge rows refused (see the rejects file)
@@ -180,12 +181,20 @@ class Staging:
         self.report.kept += 1
         return True
 
-    def graph_id(self, own_id: str | None) -> str | None:
-        """The graph id of a kept work; None (counted as outside) for any other."""
-        found = self.graph_ids.get(own_id) if own_id is not None else None
-        if found is None:
+    def leave_out(self) -> None:
+        """A valid record the filter left out before it was offered."""
+        self.report.records += 1
+        self.report.filtered_out += 1
+
+    def in_corpus(self, citing: str | None, cited: str | None) -> tuple[str, str] | None:
+        """The graph ids of an edge between two kept works (by their dataset ids); None,
+        counted as outside the corpus, for any other edge."""
+        ends = (self.graph_ids.get(citing) if citing is not None else None,
+                self.graph_ids.get(cited) if cited is not None else None)
+        if ends[0] is None or ends[1] is None:
             self.report.edges_outside += 1
-        return found
+            return None
+        return ends[0], ends[1]
 
     def add_edges(self, file: str, rows: list[EdgeRow],
                   signals: dict[int, dict[str, Any]] | None = None) -> None:

@@ -118,12 +118,28 @@ def stage_dataset(args: argparse.Namespace, settings: Settings,
     from crase.ingest.checkpoint import load_key
     from crase.ingest.openalex import stage_openalex
     from crase.ingest.records import Limits
+    from crase.ingest.s2ag import stage_s2ag
 
+    stage = stage_openalex if args.corpus_format == "openalex" else stage_s2ag
     folder = settings.var_dir / "staged" / (
         f"{args.corpus_format}-{load_key([args.path], repr(dataset_filter.describe()))}")
-    limits = Limits.from_settings(settings.ingest)
-    return stage_openalex(args.path, folder, dataset_filter, limits,
-                          settings.ingest.max_line_bytes)
+    return stage(args.path, folder, dataset_filter, Limits.from_settings(settings.ingest),
+                 settings.ingest.max_line_bytes)
+
+
+def store_signals(args: argparse.Namespace, files: "CorpusFiles", settings: Settings) -> None:
+    """The staged dataset's citation signals (isinfluential, intents) onto the loaded
+    edges, where it has them (the Semantic Scholar citations dataset)."""
+    from crase.graph import Graph
+    from crase.ingest.s2ag import store_citation_signals
+    from crase.ingest.staging import SIGNALS_FILE
+
+    path = files.papers.parent / SIGNALS_FILE
+    if args.corpus_format not in DATASET_FORMATS or not path.exists():
+        return
+    with Graph.connect(settings.database) as graph:
+        written = store_citation_signals(graph, path)
+    print(f"  signals    {written:,} citations with isinfluential and intents")
 
 
 def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
@@ -147,6 +163,7 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
                              batch_size=args.batch_size, restart=args.restart,
                              show_progress=not args.quiet)
     print_load_report(report)
+    store_signals(args, files, settings)
     print(EMBED_HINT)
     return 0
 
@@ -197,6 +214,7 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
     report = import_corpus(settings, files, rejects_path=args.rejects,
                            show_progress=not args.quiet, encoder=encoder)
     print_import_report(report)
+    store_signals(args, files, settings)
     return 0
 
 

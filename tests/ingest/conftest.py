@@ -57,3 +57,9 @@ def gzip_shards(source: Path, target: Path) -> Path:
 def openalex_works(tmp_path: Path) -> Path:
     """The OpenAlex fixture snapshot's works folder, gzipped."""
     return gzip_shards(FIXTURES / "openalex" / "works", tmp_path / "openalex" / "works")
+
+
+@pytest.fixture
+def s2ag_datasets(tmp_path: Path) -> Path:
+    """The Semantic Scholar fixture datasets (papers/, abstracts/, citations/), gzipped."""
+    return gzip_shards(FIXTURES / "s2ag", tmp_path / "s2ag")

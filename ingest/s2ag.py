@@ -1,0 +1,262 @@
+"""The Semantic Scholar Academic Graph datasets staged as a corpus of our own format (see
+`crase.ingest.staging`): a folder with the `papers/`, `abstracts/` (optional) and
+`citations/` (optional) datasets, each a set of gzipped JSON-lines shards as the datasets
+API hands them out.
+
+- papers: `corpusid`, `externalids` (`DOI`, `ArXiv`, ...), `url` (whose last segment is
+  the paper id the API uses), `title`, `authors` (`authorId`, `name`), `year`, `venue`,
+  `publicationdate`, `s2fieldsofstudy` (`category`, `source`: the field filter's labels).
+- abstracts: `corpusid`, `abstract`.
+- citations: `citingcorpusid`, `citedcorpusid` (null where the reference is not resolved
+  to a paper), `isinfluential`, `intents` (a list per citation context, each a list of
+  `background`, `methodology`, `result`, or null). The edge keeps `isinfluential` and the
+  intents it was cited with (each once), written after the load (`citation_signals`).
+
+Graph ids by `paper_key`: the arXiv id, else the DOI, else `s2:<paper id>` (the id `crase
+fetch` gives a paper from the API), else `s2corpus:<corpusid>`.
+
+Three passes, so the abstract is known when a paper is checked and filtered: the papers
+that pass every filter but the abstract's are spilled to disk with their corpus ids held
+(a set of ints, about 70 bytes each); their abstracts are put in an SQLite table on disk;
+then the spilled papers are checked whole and kept. Citations stream last, against the
+kept set.
+"""
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from crase.errors import CorpusError
+from crase.graph import Graph
+from crase.ingest.corpus import paper_from_record
+from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.records import EdgeRow, Limits, Paper, Reject
+from crase.ingest.staging import (
+    Shard,
+    SpillFile,
+    Staging,
+    StagingReport,
+    edges_in_batches,
+    find_shards,
+    finished_staging,
+    mark_finished,
+    read_records,
+    staging_key,
+)
+from crase.paper_identity import normalise_arxiv_id, paper_key
+
+DATASETS = ("papers", "abstracts", "citations")
+PAPER_URL = "https://www.semanticscholar.org/paper/"
+SQLITE_CHUNK = 10_000
+SIGNAL_BATCH = 10_000  # edges per transaction of store_citation_signals
+
+
+def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
+               max_line_bytes: int) -> StagingReport:
+    """Stage the datasets under `path` into `folder`."""
+    datasets = locate_datasets(path)
+    shards = [shard for name in DATASETS for shard in datasets[name]]
+    key = staging_key(shards, dataset_filter)
+    finished = finished_staging(folder, key)
+    if finished is not None:
+        return finished
+    staging = Staging(folder, dataset_filter)
+    try:
+        with SpillFile(folder / "papers.spill.jsonl") as spill:
+            candidates = spill_candidates(datasets["papers"], staging, spill, limits,
+                                          max_line_bytes)
+            with AbstractStore(folder / "abstracts.sqlite") as abstracts:
+                abstracts.fill(datasets["abstracts"], candidates, staging, max_line_bytes)
+                del candidates
+                keep_candidates(spill, abstracts, staging, limits)
+        for file, rows, signals in citation_batches(datasets["citations"], staging,
+                                                    max_line_bytes):
+            staging.add_edges(file, rows, signals)
+    except BaseException:
+        staging.close()
+        raise
+    return mark_finished(staging, key)
+
+
+def locate_datasets(path: Path) -> dict[str, list[Shard]]:
+    if not (path / "papers").is_dir():
+        raise CorpusError(f"no papers/ folder in {path}: give the folder that holds the "
+                          "datasets' papers/, abstracts/ and citations/ folders")
+    return {name: find_shards(path / name, root=path) if (path / name).is_dir() else []
+            for name in DATASETS}
+
+
+def spill_candidates(shards: list[Shard], staging: Staging, spill: SpillFile,
+                     limits: Limits, max_line_bytes: int) -> set[int]:
+    """Pass 1: papers that are valid and pass every filter but the abstract's, spilled;
+    their corpus ids returned."""
+    before_abstract = replace(staging.filter, require_abstract=False)
+    candidates: set[int] = set()
+    for shard, number, text, record in read_records(shards, staging, max_line_bytes):
+        paper_fields = map_paper(record) if isinstance(record, dict) else record
+        paper = paper_from_record(paper_fields, text, shard.name, number, limits)
+        if isinstance(paper, Reject):
+            staging.offer(shard.name, number, paper, "", [])
+            continue
+        corpus_id, labels = record["corpusid"], paper_labels(record)
+        if not before_abstract.keeps(paper, str(corpus_id), labels):
+            staging.leave_out()
+            continue
+        candidates.add(corpus_id)
+        spill.write([shard.name, number, corpus_id, labels, paper_fields])
+    return candidates
+
+
+def keep_candidates(spill: SpillFile, abstracts: "AbstractStore", staging: Staging,
+                    limits: Limits) -> None:
+    """Pass 3: each spilled paper with its abstract, checked whole and offered."""
+    for file, line, corpus_id, labels, paper_fields in spill.rows():
+        paper_fields["abstract"] = abstracts.get(corpus_id)
+        text = json.dumps(paper_fields, ensure_ascii=False)
+        paper: Paper | Reject = paper_from_record(paper_fields, text, file, line, limits)
+        staging.offer(file, line, paper, str(corpus_id), labels)
+
+
+def map_paper(record: dict[str, Any]) -> dict[str, Any]:
+    """A papers-dataset record in the field names of `Paper` (no abstract yet)."""
+    external = record.get("externalids")
+    external = external if isinstance(external, dict) else {}
+    doi, arxiv = external.get("DOI"), external.get("ArXiv")
+    arxiv_id = normalise_arxiv_id(arxiv) if isinstance(arxiv, str) else None
+    s2_id = paper_id_of(record.get("url"))
+    corpus_id = record.get("corpusid")
+    own_id = f"s2:{s2_id}" if s2_id else f"s2corpus:{corpus_id}"
+    has_id = isinstance(corpus_id, int) and not isinstance(corpus_id, bool)
+    return {
+        "id": paper_key(arxiv_id, doi if isinstance(doi, str) else None, own_id)
+        if has_id else None,
+        "title": record.get("title"),
+        "year": record.get("year"),
+        "date": record.get("publicationdate"),
+        "venue": record.get("venue") or None,
+        "authors": author_names(record.get("authors")),
+        "doi": doi,
+        "arxiv_id": arxiv_id,
+        "s2_id": s2_id,
+    }
+
+
+def paper_id_of(url: Any) -> str | None:
+    if isinstance(url, str) and url.startswith(PAPER_URL):
+        return url.removeprefix(PAPER_URL).strip("/") or None
+    return None
+
+
+def author_names(authors: Any) -> list[str]:
+    if not isinstance(authors, list):
+        return []
+    names = (author.get("name") for author in authors if isinstance(author, dict))
+    return [name for name in names if isinstance(name, str) and name]
+
+
+def paper_labels(record: dict[str, Any]) -> list[str]:
+    fields = record.get("s2fieldsofstudy")
+    categories = (field.get("category") for field in fields if isinstance(field, dict)) \
+        if isinstance(fields, list) else ()
+    return sorted({category for category in categories if isinstance(category, str)})
+
+
+class AbstractStore:
+    """The abstracts of the candidate papers, in an SQLite table on disk (pass 2)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.unlink(missing_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE abstracts (corpusid INTEGER PRIMARY KEY, abstract TEXT)")
+
+    def __enter__(self) -> "AbstractStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.close()
+        self.path.unlink(missing_ok=True)
+
+    def fill(self, shards: list[Shard], candidates: set[int], staging: Staging,
+             max_line_bytes: int) -> None:
+        rows: list[tuple[int, str]] = []
+        for _, _, _, record in read_records(shards, staging, max_line_bytes):
+            corpus_id = record.get("corpusid") if isinstance(record, dict) else None
+            abstract = record.get("abstract") if isinstance(record, dict) else None
+            if corpus_id in candidates and isinstance(abstract, str):
+                rows.append((corpus_id, abstract))
+                if len(rows) >= SQLITE_CHUNK:
+                    self.insert(rows)
+                    rows = []
+        self.insert(rows)
+
+    def insert(self, rows: list[tuple[int, str]]) -> None:
+        # The first abstract of a paper is kept, as the first row of a repeated id is.
+        self.db.executemany("INSERT OR IGNORE INTO abstracts VALUES (?, ?)", rows)
+        self.db.commit()
+
+    def get(self, corpus_id: int) -> str:
+        row = self.db.execute("SELECT abstract FROM abstracts WHERE corpusid = ?",
+                              (corpus_id,)).fetchone()
+        return row[0] if row else ""
+
+
+def citation_batches(shards: list[Shard], staging: Staging, max_line_bytes: int,
+                     ) -> Iterator[tuple[str, list[EdgeRow], dict[int, dict[str, Any]]]]:
+    """Batches of in-corpus citations per shard, with each row's signals by line."""
+    # By shard and line: a batch is handed on once the next row (perhaps another shard's,
+    # with the same line number) has been read.
+    signals: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def in_corpus() -> Iterator[tuple[str, EdgeRow]]:
+        for shard, number, _, record in read_records(shards, staging, max_line_bytes):
+            if not isinstance(record, dict):
+                continue
+            ends = staging.in_corpus(corpus_key(record.get("citingcorpusid")),
+                                     corpus_key(record.get("citedcorpusid")))
+            if ends is not None:
+                signals[shard.name, number] = citation_signals(record)
+                yield shard.name, EdgeRow(number, *ends)
+
+    for file, rows in edges_in_batches(in_corpus()):
+        batch_signals = {row.line: signals.pop((file, row.line)) for row in rows}
+        yield file, rows, batch_signals
+
+
+def corpus_key(value: Any) -> str | None:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def citation_signals(record: dict[str, Any]) -> dict[str, Any]:
+    """`isinfluential` (null where not given) and the intents, each once, in order."""
+    intents: list[str] = []
+    contexts = record.get("intents")
+    for context in contexts if isinstance(contexts, list) else []:
+        for intent in context if isinstance(context, list) else []:
+            if isinstance(intent, str) and intent not in intents:
+                intents.append(intent)
+    influential = record.get("isinfluential")
+    return {"isinfluential": influential if isinstance(influential, bool) else None,
+            "intents": intents}
+
+
+def store_citation_signals(graph: Graph, path: Path) -> int:
+    """Write the staged signals onto the loaded edges; the number of edges set."""
+    written, rows = 0, []
+    with path.open(encoding="utf-8") as handle:
+        for text in handle:
+            rows.append(json.loads(text))
+            if len(rows) >= SIGNAL_BATCH:
+                written += write_signals(graph, rows)
+                rows = []
+    return written + write_signals(graph, rows)
+
+
+def write_signals(graph: Graph, rows: list[dict[str, Any]]) -> int:
+    if not rows:
+        return 0
+    result = graph.write("set_citation_signals", rows=rows)
+    return int(result[0]["written"]) if result else 0

@@ -1,0 +1,131 @@
+"""The Semantic Scholar datasets (papers, abstracts, citations): gzipped shards written by
+hand from the datasets' documented records (tests/ingest/fixtures/s2ag), staged and
+loaded, with the citations' isinfluential and intents on the edges."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crase.api.cli import main
+from crase.errors import CorpusError
+from crase.graph import Graph
+from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.records import DEFAULT_LIMITS
+from crase.ingest.s2ag import citation_signals, stage_s2ag
+from crase.settings import DatabaseSettings
+from tests.ingest.conftest import point_cli_at
+from tests.ingest.test_openalex import graph_papers, rejects_of, staged
+
+SEPSIS_ID = "s2:5e1c2a0b7f3d9e8c6b4a2f1e0d9c8b7a6f5e4d3c"
+NMT = {"id": "1409.0473",
+       "title": "Neural Machine Translation by Jointly Learning to Align and Translate",
+       "year": 2014, "date": "2014-09-01",
+       "venue": "International Conference on Learning Representations",
+       "authors": ["Dzmitry Bahdanau"], "arxiv_id": "1409.0473",
+       "s2_id": "fa72afa9b2cbc8f0d7b05d52548906610ffbb9c5"}
+ATTENTION = {"id": "1706.03762", "title": "Attention is All you Need",
+             "abstract": "The dominant sequence transduction models are based on complex "
+                         "recurrent networks.",
+             "year": 2017, "date": "2017-06-12", "venue": "Neural Information Processing Systems",
+             "authors": ["Ashish Vaswani", "Noam M. Shazeer"], "arxiv_id": "1706.03762",
+             "s2_id": "204e3073870fae3d05bcbc2f6a8e263d9b72e776"}
+BERT = {"id": "1810.04805",
+        "title": "BERT: Pre-training of Deep Bidirectional Transformers for Language "
+                 "Understanding",
+        "abstract": "We introduce a new language representation model called BERT.",
+        "year": 2019, "date": "2019-06-02",
+        "venue": "North American Chapter of the Association for Computational Linguistics",
+        "authors": ["Jacob Devlin", "Kristina Toutanova"], "doi": "10.18653/v1/n19-1423",
+        "arxiv_id": "1810.04805", "s2_id": "df2b0e26d0599ce3e70df8a9da02e51594e0e992"}
+SEPSIS = {"id": SEPSIS_ID, "title": "Early detection of sepsis in adults",
+          "abstract": "Sepsis is detected early from routine measurements.", "year": 2010,
+          "authors": ["Jane Roe"], "s2_id": SEPSIS_ID.removeprefix("s2:")}
+ALL_EDGES = [("1706.03762", "1409.0473"), ("1810.04805", "1409.0473"),
+             ("1810.04805", "1706.03762"), (SEPSIS_ID, "1706.03762")]
+ALL_REJECTS = [("citations/part-0.gz", 4, "malformed_json"),
+               ("citations/part-1.gz", 3, "duplicate_edge"),
+               ("papers/part-0.gz", 3, "malformed_json"), ("papers/part-0.gz", 6, "missing_title")]
+SIGNALS = {("1706.03762", "1409.0473"): (False, ["background"]),
+           ("1810.04805", "1409.0473"): (False, []),
+           ("1810.04805", "1706.03762"): (True, ["methodology", "background"]),
+           (SEPSIS_ID, "1706.03762"): (False, [])}
+
+
+def staged_signals(folder: Path) -> dict[tuple[str, str], tuple[bool, list[str]]]:
+    rows = [json.loads(line) for line in
+            (folder / "citation_signals.jsonl").read_text().splitlines()]
+    return {(r["citing"], r["cited"]): (r["isinfluential"], r["intents"]) for r in rows}
+
+
+def test_intents_are_kept_once_each_in_order() -> None:
+    record = {"isinfluential": True, "intents": [["methodology"], None, ["background",
+                                                                         "methodology"]]}
+    assert citation_signals(record) == {"isinfluential": True,
+                                        "intents": ["methodology", "background"]}
+    assert citation_signals({"intents": None}) == {"isinfluential": None, "intents": []}
+
+
+def test_the_datasets_stage_to_exactly_their_papers_and_in_corpus_edges(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    report = stage_s2ag(s2ag_datasets, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                        1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert papers == [NMT, ATTENTION, BERT, SEPSIS]
+    assert edges == ALL_EDGES
+    assert staged_signals(tmp_path / "staged") == SIGNALS
+    assert rejects_of(report.rejects_path) == ALL_REJECTS
+    assert (report.shards, report.records, report.kept) == (4, 5, 4)
+    assert report.edges_outside == 2  # an unresolved reference, a paper not in the shards
+    assert sorted(path.name for path in (tmp_path / "staged").iterdir()) == [
+        "citation_signals.jsonl", "citations.csv", "notes.jsonl", "papers.jsonl",
+        "rejects.jsonl", "staged.json"]  # the spill and the abstracts table are gone
+
+
+def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    cs_with_abstracts = DatasetFilter.build(fields=["Computer Science"], require_abstract=True)
+    report = stage_s2ag(s2ag_datasets, tmp_path / "staged", cs_with_abstracts,
+                        DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [paper["id"] for paper in papers] == ["1706.03762", "1810.04805"]
+    assert edges == [("1810.04805", "1706.03762")]
+    assert staged_signals(tmp_path / "staged") == {
+        ("1810.04805", "1706.03762"): (True, ["methodology", "background"])}
+    assert report.filtered_out == 2  # sepsis (field) before its abstract, NMT (no abstract)
+
+
+def test_a_folder_without_papers_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match="papers/"):
+        stage_s2ag(tmp_path, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS, 1_000_000)
+
+
+def graph_signals(graph: Graph) -> dict[tuple[str, str], tuple[Any, Any]]:
+    with graph.driver.session(database=graph.database) as session:
+        rows = session.run("MATCH (a:Paper)-[r:CITES]->(b:Paper) RETURN a.id AS a, b.id AS b, "
+                           "r.isinfluential AS influential, r.intents AS intents").data()
+    return {(r["a"], r["b"]): (r["influential"], list(r["intents"])) for r in rows}
+
+
+@pytest.mark.integration
+def test_crase_load_reads_the_datasets_with_signals(
+        s2ag_datasets: Path, graph: Graph, cli_env: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["load", str(s2ag_datasets), "--format", "s2ag", "--quiet"]) == 0
+    assert "4 citations with isinfluential and intents" in capsys.readouterr().out
+    assert graph_papers(graph) == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
+    assert graph_signals(graph) == SIGNALS
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_crase_db_import_reads_the_datasets_with_signals(
+        s2ag_datasets: Path, second_server: DatabaseSettings, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    point_cli_at(second_server, monkeypatch, tmp_path)
+    assert main(["db", "import", str(s2ag_datasets), "--format", "s2ag", "--quiet",
+                 "--no-embed"]) == 0
+    with Graph.connect(second_server) as graph:
+        assert graph_papers(graph) == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
+        assert graph_signals(graph) == SIGNALS
