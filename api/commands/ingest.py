@@ -155,10 +155,17 @@ def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
+    from crase.ingest.corpus import locate_corpus
     from crase.ingest.loader import load_corpus
+    from crase.ingest.staged_identity import adopt_graph_ids
 
     files = corpus_files(args, settings)
     with Graph.connect(settings.database) as graph:
+        if args.corpus_format in DATASET_FORMATS:
+            folder, merged = adopt_graph_ids(graph, files.papers.parent)
+            files = locate_corpus(folder)
+            print(f"  merged     {merged:,} works the graph holds under other ids "
+                  "(same Semantic Scholar id, arXiv id or DOI)")
         report = load_corpus(graph, files, settings, rejects_path=args.rejects,
                              batch_size=args.batch_size, restart=args.restart,
                              show_progress=not args.quiet)

@@ -105,7 +105,8 @@ def graph_signals(graph: Graph) -> dict[tuple[str, str], tuple[Any, Any]]:
     with graph.driver.session(database=graph.database) as session:
         rows = session.run("MATCH (a:Paper)-[r:CITES]->(b:Paper) RETURN a.id AS a, b.id AS b, "
                            "r.isinfluential AS influential, r.intents AS intents").data()
-    return {(r["a"], r["b"]): (r["influential"], list(r["intents"])) for r in rows}
+    return {(r["a"], r["b"]): (r["influential"], r["intents"] and list(r["intents"]))
+            for r in rows}
 
 
 @pytest.mark.integration
