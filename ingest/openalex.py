@@ -52,10 +52,15 @@ def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limi
         with SpillFile(folder / "references.spill.jsonl") as spill:
             for shard, number, text, record in read_records(shards, staging, max_line_bytes):
                 work = record if isinstance(record, dict) else {}
+                labels = work_labels(work)
+                if work and dataset_filter.leaves_out_early(work.get("publication_year"),
+                                                            labels):
+                    staging.leave_out()
+                    continue
                 paper = paper_from_record(map_work(work) if work else record, text,
                                           shard.name, number, limits)
                 own_id = short_id(work.get("id")) or ""
-                if staging.offer(shard.name, number, paper, own_id, work_labels(work)):
+                if staging.offer(shard.name, number, paper, own_id, labels):
                     references = work_references(work)
                     if references:
                         spill.write([own_id, shard.name, number, references])
@@ -120,13 +125,11 @@ def rebuild_abstract(index: Any) -> str:
             return ""
     if not isinstance(index, dict):
         return ""
-    words: dict[int, str] = {}
-    for word, positions in index.items():
-        if isinstance(positions, list):
-            for position in positions:
-                if isinstance(position, int) and not isinstance(position, bool):
-                    words[position] = word
-    return " ".join(words[position] for position in sorted(words))
+    placed = [(position, word) for word, positions in index.items()
+              if type(positions) is list for position in positions
+              if type(position) is int]  # not bool, which isinstance would let in
+    placed.sort()
+    return " ".join(word for _, word in placed)
 
 
 def author_names(work: dict[str, Any]) -> list[str]:

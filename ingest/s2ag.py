@@ -96,6 +96,10 @@ def spill_candidates(shards: list[Shard], staging: Staging, spill: SpillFile,
     before_abstract = replace(staging.filter, require_abstract=False)
     candidates: set[int] = set()
     for shard, number, text, record in read_records(shards, staging, max_line_bytes):
+        if isinstance(record, dict) and staging.filter.leaves_out_early(
+                record.get("year"), paper_labels(record)):
+            staging.leave_out()
+            continue
         paper_fields = map_paper(record) if isinstance(record, dict) else record
         paper = paper_from_record(paper_fields, text, shard.name, number, limits)
         if isinstance(paper, Reject):

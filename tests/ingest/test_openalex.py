@@ -89,7 +89,11 @@ def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
     papers, edges = staged(tmp_path / "staged")
     assert [paper["id"] for paper in papers] == ["1706.03762", "1810.04805"]
     assert edges == [("1810.04805", "1706.03762")]
-    assert report.filtered_out == 2 and report.edges_outside == 4
+    assert report.filtered_out == 3 and report.edges_outside == 4
+    # The work without a title has no field either: the filter leaves it out before it is
+    # checked, so it is no reject here.
+    assert rejects_of(report.rejects_path) == [(SHARD_A, 3, "malformed_json"),
+                                               (SHARD_B, 1, "self_citation")]
     with_abstract = DatasetFilter.build(require_abstract=True)
     stage_openalex(openalex_works, tmp_path / "abstracts", with_abstract, DEFAULT_LIMITS,
                    1_000_000)

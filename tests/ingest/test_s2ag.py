@@ -93,7 +93,12 @@ def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
     assert edges == [("1810.04805", "1706.03762")]
     assert staged_signals(tmp_path / "staged") == {
         ("1810.04805", "1706.03762"): (True, ["methodology", "background"])}
-    assert report.filtered_out == 2  # sepsis (field) before its abstract, NMT (no abstract)
+    # Sepsis (field) and the paper without a title (no field) before they are checked,
+    # NMT (no abstract) once its abstract is looked for.
+    assert report.filtered_out == 3
+    assert rejects_of(report.rejects_path) == [
+        ("citations/part-0.gz", 4, "malformed_json"), ("citations/part-1.gz", 3, "duplicate_edge"),
+        ("papers/part-0.gz", 3, "malformed_json")]
 
 
 def test_a_folder_without_papers_is_refused(tmp_path: Path) -> None:
