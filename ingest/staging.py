@@ -119,6 +119,7 @@ class StagingReport:
     rejected: int = 0  # paper rows and edge rows refused (see the rejects file)
     edges_kept: int = 0
     edges_outside: int = 0  # references to works that are not in the corpus
+    repaired: int = 0  # kept works that validation repaired (see the notes file)
     reused: bool = False  # an earlier staging with the same inputs and filter was used
 
     @property
@@ -268,6 +269,7 @@ def finished_staging(folder: Path, key: dict[str, Any]) -> StagingReport | None:
 def mark_finished(staging: Staging, key: dict[str, Any]) -> StagingReport:
     staging.close()
     report = staging.report
+    report.repaired = staging.notes.repaired
     fields = {k: v for k, v in asdict(report).items() if k not in ("folder", "reused")}
     (staging.folder / STAGED_MARK).write_text(json.dumps({"key": key, "report": fields}))
     return report

@@ -108,6 +108,9 @@ def corpus_files(args: argparse.Namespace, settings: Settings) -> "CorpusFiles":
             raise SettingsError("the dataset filters apply to --format openalex and s2ag; "
                                 "filter a corpus of our own format before loading it")
         return locate_corpus(args.path, args.corpus_format, args.citations)
+    if args.citations is not None:
+        raise SettingsError(f"--citations is for our own format and arxiv; {args.corpus_format} "
+                            "takes its citations from the dataset")
     staged = stage_dataset(args, settings, dataset_filter)
     print_staging_report(args.corpus_format, staged)
     return locate_corpus(staged.folder)
@@ -151,6 +154,7 @@ def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
     print(f"  citations  {report.edges_kept:>11,} kept {report.edges_outside:>9,} outside "
           "the corpus")
     print(f"  rejects    {report.rejected:,} in {report.rejects_path}")
+    print_repairs(report.repaired, report.notes_path)
 
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:

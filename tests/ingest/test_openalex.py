@@ -1,6 +1,7 @@
 """The OpenAlex works snapshot: gzipped shards written by hand from the Work object's
 documented fields (tests/ingest/fixtures/openalex), staged and loaded."""
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 
 from crase.api.cli import main
+from crase.errors import CorpusError
 from crase.graph import Graph
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.openalex import map_work, rebuild_abstract, stage_openalex
@@ -157,3 +159,37 @@ def test_crase_db_import_reads_the_snapshot_with_filters(
                  "--no-embed", "--from-year", "2015", "--field", "Computer Science"]) == 0
     with Graph.connect(second_server) as graph:
         assert graph_papers(graph) == ([ATTENTION, BERT], [("1810.04805", "1706.03762")])
+
+
+def test_bad_lines_in_a_shard_are_rejects_and_a_broken_stream_names_its_shard(
+        tmp_path: Path) -> None:
+    works = tmp_path / "works"
+    works.mkdir()
+    good = {"id": "https://openalex.org/W7", "title": "Kept", "publication_year": 2020}
+    with gzip.open(works / "part_000.gz", "wb") as out:
+        out.write(b"\xff\xfe not UTF-8\n[1, 2]\n\n" + json.dumps(good).encode() + b"\n"
+                  + b'{"id": "W8", "title": "' + b"x" * 2000 + b'"}\n')
+    report = stage_openalex(works, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                            1_000)
+    assert rejects_of(report.rejects_path) == [
+        ("part_000.gz", 1, "bad_encoding"), ("part_000.gz", 2, "not_an_object"),
+        ("part_000.gz", 5, "huge_row")]
+    assert [p["id"] for p in staged(tmp_path / "staged")[0]] == ["openalex:W7"]
+    cut = works / "part_000.gz"
+    cut.write_bytes(cut.read_bytes()[:-20])  # a download that stopped short
+    with pytest.raises(CorpusError, match="part_000.gz cannot be read to its end"):
+        stage_openalex(works, tmp_path / "again", DatasetFilter(), DEFAULT_LIMITS, 1_000)
+
+
+def test_the_command_line_refuses_filters_and_edge_lists_where_they_do_not_apply(
+        openalex_works: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    assert main(["load", str(tmp_path), "--from-year", "2016"]) == 2
+    assert "apply to --format openalex and s2ag" in capsys.readouterr().err
+    assert main(["load", str(openalex_works), "--format", "openalex",
+                 "--citations", str(tmp_path / "edges.csv")]) == 2
+    assert "takes its citations from the dataset" in capsys.readouterr().err
+    assert main(["load", str(openalex_works), "--format", "openalex", "--from-year", "2020",
+                 "--to-year", "2019"]) == 2
+    assert "is empty" in capsys.readouterr().err
