@@ -40,14 +40,14 @@ TOPIC_PARTS = ("subfield", "field", "domain")
 
 
 def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
-                   max_line_bytes: int) -> StagingReport:
+                   max_line_bytes: int, show_progress: bool = False) -> StagingReport:
     """Stage the works under `path` (a shard or a folder of them) into `folder`."""
     shards = find_shards(path)
     key = staging_key(shards, dataset_filter)
     finished = finished_staging(folder, key)
     if finished is not None:
         return finished
-    staging = Staging(folder, dataset_filter)
+    staging = Staging(folder, dataset_filter, show_progress)
     try:
         with SpillFile(folder / "references.spill.jsonl") as spill:
             for shard, number, text, record in read_records(shards, staging, max_line_bytes):

@@ -55,7 +55,7 @@ SIGNAL_BATCH = 10_000  # edges per transaction of store_citation_signals
 
 
 def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
-               max_line_bytes: int) -> StagingReport:
+               max_line_bytes: int, show_progress: bool = False) -> StagingReport:
     """Stage the datasets under `path` into `folder`."""
     datasets = locate_datasets(path)
     shards = [shard for name in DATASETS for shard in datasets[name]]
@@ -63,7 +63,7 @@ def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: 
     finished = finished_staging(folder, key)
     if finished is not None:
         return finished
-    staging = Staging(folder, dataset_filter)
+    staging = Staging(folder, dataset_filter, show_progress)
     try:
         with SpillFile(folder / "papers.spill.jsonl") as spill:
             candidates = spill_candidates(datasets["papers"], staging, spill, limits,
@@ -95,7 +95,8 @@ def spill_candidates(shards: list[Shard], staging: Staging, spill: SpillFile,
     their corpus ids returned."""
     before_abstract = replace(staging.filter, require_abstract=False)
     candidates: set[int] = set()
-    for shard, number, text, record in read_records(shards, staging, max_line_bytes):
+    for shard, number, text, record in read_records(shards, staging, max_line_bytes,
+                                                    "papers"):
         if isinstance(record, dict) and staging.filter.leaves_out_early(
                 record.get("year"), paper_labels(record)):
             staging.leave_out()
@@ -187,7 +188,7 @@ class AbstractStore:
     def fill(self, shards: list[Shard], candidates: set[int], staging: Staging,
              max_line_bytes: int) -> None:
         rows: list[tuple[int, str]] = []
-        for _, _, _, record in read_records(shards, staging, max_line_bytes):
+        for _, _, _, record in read_records(shards, staging, max_line_bytes, "abstracts"):
             corpus_id = record.get("corpusid") if isinstance(record, dict) else None
             abstract = record.get("abstract") if isinstance(record, dict) else None
             if corpus_id in candidates and isinstance(abstract, str):
@@ -216,7 +217,8 @@ def citation_batches(shards: list[Shard], staging: Staging, max_line_bytes: int,
     signals: dict[tuple[str, int], dict[str, Any]] = {}
 
     def in_corpus() -> Iterator[tuple[str, EdgeRow]]:
-        for shard, number, _, record in read_records(shards, staging, max_line_bytes):
+        for shard, number, _, record in read_records(shards, staging, max_line_bytes,
+                                                     "citations"):
             if not isinstance(record, dict):
                 continue
             ends = staging.in_corpus(corpus_key(record.get("citingcorpusid")),

@@ -22,7 +22,7 @@ kept works) is spilled to disk, never held.
 import csv
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -39,6 +39,7 @@ from crase.ingest.corpus import (
     read_lines,
 )
 from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.progress import ProgressBar
 from crase.ingest.records import EdgeRow, Paper, Reject, check_edge
 from crase.ingest.registry import CitationRegistry, PaperRegistry
 from crase.ingest.rejects import NoteLog, RejectLog
@@ -49,6 +50,7 @@ REJECTS_FILE = "rejects.jsonl"
 NOTES_FILE = "notes.jsonl"
 SIGNALS_FILE = "citation_signals.jsonl"
 EDGE_BATCH = 10_000
+PROGRESS_LINES = 1_000  # lines between two progress updates
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,13 @@ def open_shard(shard: Shard) -> BinaryIO:
 
 
 def read_shard(shard: Shard, max_line_bytes: int,
+               progress: Callable[[int, int], None] | None = None,
                ) -> Iterator[tuple[int, str, Any] | Reject]:
-    """(line number, line text, JSON value) per record line of a shard, or its reject."""
+    """(line number, line text, JSON value) per record line of a shard, or its reject.
+    `progress(bytes of the shard file read, lines read)` is called now and then."""
     with open_shard(shard) as handle:
+        # Under a gzip stream, the file it reads: its position is the share of the shard.
+        raw = getattr(handle, "fileobj", handle)
         try:
             for number, end, data in read_lines(handle, max_line_bytes):
                 parsed = read_json_line(Line(number, end, data), shard.name)
@@ -92,21 +98,47 @@ def read_shard(shard: Shard, max_line_bytes: int,
                     yield parsed
                 elif parsed is not None:
                     yield number, parsed[0], parsed[1]
+                if progress is not None and number % PROGRESS_LINES == 0:
+                    progress(raw.tell(), number)
         except (OSError, EOFError) as err:  # a truncated or corrupt gzip stream
             raise CorpusError(f"{shard.name} cannot be read to its end: {err}") from err
 
 
 def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
-                 ) -> Iterator[tuple[Shard, int, str, Any]]:
+                 label: str = "works") -> Iterator[tuple[Shard, int, str, Any]]:
     """(shard, line number, line text, JSON value) of every record line of the shards;
-    a line that is no JSON is refused into `staging` and not yielded."""
+    a line that is no JSON is refused into `staging` and not yielded. With the staging's
+    progress on, a bar over the shards' bytes is drawn on stderr."""
+    progress = ShardsProgress(label, shards, staging.show_progress)
     for shard in shards:
         staging.report.shards += 1
-        for item in read_shard(shard, max_line_bytes):
+        lines = 0
+        for item in read_shard(shard, max_line_bytes,
+                               progress.within if staging.show_progress else None):
+            lines += 1
             if isinstance(item, Reject):
                 staging.reject(item)
             else:
                 yield (shard, *item)
+        progress.finished(shard, lines)
+    progress.bar.close()
+
+
+class ShardsProgress:
+    """One progress bar over a list of shards: the bytes of their files read so far."""
+
+    def __init__(self, label: str, shards: list[Shard], enabled: bool) -> None:
+        self.bar = ProgressBar(label, sum(shard.path.stat().st_size for shard in shards),
+                               enabled=enabled)
+        self.bytes_before, self.lines_before = 0, 0  # of the shards finished
+
+    def within(self, position: int, lines: int) -> None:
+        self.bar.update(self.bytes_before + position, self.lines_before + lines)
+
+    def finished(self, shard: Shard, lines: int) -> None:
+        self.bytes_before += shard.path.stat().st_size
+        self.lines_before += lines
+        self.bar.update(self.bytes_before, self.lines_before)
 
 
 @dataclass
@@ -139,11 +171,13 @@ class Staging:
     """The staged corpus being written: papers.jsonl, citations.csv, the rejects and notes
     of the dataset's rows, and (where the dataset has them) the citation signals."""
 
-    def __init__(self, folder: Path, dataset_filter: DatasetFilter) -> None:
+    def __init__(self, folder: Path, dataset_filter: DatasetFilter,
+                 show_progress: bool = False) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / STAGED_MARK).unlink(missing_ok=True)
         self.folder = folder
         self.filter = dataset_filter
+        self.show_progress = show_progress
         self.report = StagingReport(folder)
         self.rejects = RejectLog(folder / REJECTS_FILE)
         self.notes = NoteLog(folder / NOTES_FILE)

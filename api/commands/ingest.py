@@ -127,7 +127,8 @@ def stage_dataset(args: argparse.Namespace, settings: Settings,
     folder = settings.var_dir / "staged" / (
         f"{args.corpus_format}-{load_key([args.path], repr(dataset_filter.describe()))}")
     return stage(args.path, folder, dataset_filter, Limits.from_settings(settings.ingest),
-                 settings.ingest.max_line_bytes)
+                 settings.ingest.max_line_bytes,
+                 show_progress=settings.ingest.progress and not args.quiet)
 
 
 def store_signals(args: argparse.Namespace, files: "CorpusFiles", settings: Settings) -> None:

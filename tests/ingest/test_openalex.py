@@ -193,3 +193,11 @@ def test_the_command_line_refuses_filters_and_edge_lists_where_they_do_not_apply
     assert main(["load", str(openalex_works), "--format", "openalex", "--from-year", "2020",
                  "--to-year", "2019"]) == 2
     assert "is empty" in capsys.readouterr().err
+
+
+def test_staging_draws_its_progress_over_the_shards_bytes(
+        openalex_works: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                   1_000_000, show_progress=True)
+    drawn = capsys.readouterr().err.splitlines()
+    assert drawn[-1].startswith("works") and "100.0%" in drawn[-1] and "6 rows" in drawn[-1]
