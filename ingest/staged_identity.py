@@ -10,6 +10,7 @@ a load into another graph. `crase db import` needs none of this: it replaces the
 """
 
 import csv
+import filecmp
 import json
 import os
 from collections.abc import Iterator
@@ -87,8 +88,8 @@ def copy_signals(path: Path, target: Path, renamed: dict[str, str]) -> None:
 
 @contextmanager
 def replacing(path: Path) -> Iterator[TextIO]:
-    """A file written beside `path` that becomes it when the block ends without error (an
-    interrupted copy never leaves a half file under the name a load reads)."""
+    """A file written beside `path` that becomes it when the block ends without error and
+    it differs (an interrupted copy never leaves a half file under the name a load reads)."""
     temporary = path.with_suffix(path.suffix + ".tmp")
     handle = temporary.open("w", encoding="utf-8", newline="")
     try:
@@ -98,4 +99,9 @@ def replacing(path: Path) -> Iterator[TextIO]:
         temporary.unlink(missing_ok=True)
         raise
     handle.close()
+    if path.exists() and filecmp.cmp(temporary, path, shallow=False):
+        # The same copy as last time: the file is kept, and with it the modification
+        # time a load's checkpoint fingerprints (a rerun resumes, or finds it loaded).
+        temporary.unlink()
+        return
     os.replace(temporary, path)

@@ -38,6 +38,10 @@ def test_one_work_from_three_sources_is_one_node(
     assert main(["load", str(own_corpus(cli_env / "own")), "--quiet"]) == 0
     assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
     assert "merged     2 works" in capsys.readouterr().out
+    # Again: the same merged copy, found loaded (its files were kept as they were).
+    assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
+    again = capsys.readouterr().out
+    assert "reused" in again and "unchanged since its last load" in again
     assert main(["load", str(s2ag_datasets), "--format", "s2ag", "--quiet"]) == 0
     # Vaswani et al. by arXiv id; Bahdanau et al. by DOI from OpenAlex and by arXiv id from
     # Semantic Scholar; BERT by arXiv id, from both datasets.

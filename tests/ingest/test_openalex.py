@@ -147,6 +147,8 @@ def test_crase_load_reads_the_snapshot(openalex_works: Path, graph: Graph, cli_e
     assert graph_papers(graph) == ([ATTENTION, BERT, NMT, PROTEIN], ALL_EDGES)
     rejects = next((cli_env / "var" / "staged").glob("openalex-*")) / "rejects.jsonl"
     assert rejects_of(rejects) == ALL_REJECTS
+    assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
+    assert "unchanged since its last load" in capsys.readouterr().out
 
 
 @pytest.mark.integration
