@@ -1,19 +1,22 @@
-"""Dataset import benchmark: an OpenAlex works snapshot, filtered, staged and bulk-imported
-into a disposable server, then searched.
+"""Dataset import benchmark: an OpenAlex works snapshot or the Semantic Scholar datasets,
+filtered, staged and bulk-imported into a disposable server, then searched.
 
     python -m crase.bench.generate_openalex /tmp/openalex-1m --works 1000000
-    python -m crase.bench.openalex_import /tmp/openalex-1m/works \
+    python -m crase.bench.dataset_import /tmp/openalex-1m/works --format openalex \
         --from-year 2016 --field "Computer Science" --sample-queries 20
+    python -m crase.bench.generate_s2ag /tmp/s2ag-1m --works 1000000
+    python -m crase.bench.dataset_import /tmp/s2ag-1m --format s2ag --sample-queries 20
 
-The figures of issue 27: wall time, rows/s per phase (staging: works read and kept,
-references resolved; validation and CSV; neo4j-admin; server restart, schema and index),
-peak memory (this process: the staging and the CSV writing; neo4j-admin's own peak as it
-reports it; the server is apart), and the search latency on the result
-(`crase.bench.search_latency --sample-queries N`, run as its own process against the
-disposable server). The import stores no paper vectors (`--no-embed`): embedding takes far
-longer than the import and has its own figures (`crase.bench.embedding_rate`); searches
-seed from BM25. The load average before and after is printed beside the figures, as
-other work on a shared machine moves all of them. Never touches the development server.
+The figures of issue 27: wall time, rows/s per phase (staging: records read and kept,
+references resolved; validation and CSV; neo4j-admin; server restart, schema and index;
+for s2ag, the citation signals set on the edges), peak memory (this process: the staging,
+the CSV writing and the signals; neo4j-admin's own peak as it reports it; the server is
+apart), and the search latency on the result (`crase.bench.search_latency
+--sample-queries N`, run as its own process against the disposable server). The import
+stores no paper vectors (`--no-embed`): embedding takes far longer than the import and has
+its own figures (`crase.bench.embedding_rate`); searches seed from BM25. The load average
+before and after is printed beside the figures, as other work on a shared machine moves
+all of them. Never touches the development server.
 """
 
 import argparse
@@ -31,24 +34,33 @@ from typing import Any
 from crase.bench.ingest import bench_settings
 from crase.bench.machine_state import load_average
 from crase.database import Neo4jServer
+from crase.graph import Graph
 from crase.ingest.bulk import import_corpus
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.openalex import stage_openalex
 from crase.ingest.records import Limits
+from crase.ingest.s2ag import stage_s2ag, store_citation_signals
+from crase.ingest.staging import SIGNALS_FILE
 from crase.settings import Settings
 
 
-def run_import(settings: Settings, snapshot: Path, dataset_filter: DatasetFilter,
-               folder: Path) -> dict[str, Any]:
+def run_import(settings: Settings, dataset: Path, corpus_format: str,
+               dataset_filter: DatasetFilter, folder: Path) -> dict[str, Any]:
     started = time.monotonic()
-    staged = stage_openalex(snapshot, folder, dataset_filter,
-                            Limits.from_settings(settings.ingest), settings.ingest.max_line_bytes)
+    stage = stage_openalex if corpus_format == "openalex" else stage_s2ag
+    staged = stage(dataset, folder, dataset_filter, Limits.from_settings(settings.ingest),
+                   settings.ingest.max_line_bytes)
     stage_s = time.monotonic() - started
     report = import_corpus(settings, locate_corpus(folder), show_progress=False)
     phases = {"stage": stage_s, **report.seconds}
+    if (folder / SIGNALS_FILE).exists():
+        signals_started = time.monotonic()
+        with Graph.connect(settings.database) as graph:
+            store_citation_signals(graph, folder / SIGNALS_FILE)
+        phases["signals"] = time.monotonic() - signals_started
     return {
-        "works_read": staged.records, "papers": report.papers.accepted,
+        "format": corpus_format, "works_read": staged.records, "papers": report.papers.accepted,
         "filtered_out": staged.filtered_out, "edges": report.citations.accepted,
         "references_outside": staged.edges_outside,
         "rejects": staged.rejected + sum(report.rejects.values()),
@@ -57,7 +69,9 @@ def run_import(settings: Settings, snapshot: Path, dataset_filter: DatasetFilter
             "stage_works": staged.records / stage_s if stage_s else 0.0,
             "validate_and_write_csv_papers": report.papers.accepted
             / report.seconds["validate_and_write_csv"],
-            "import_edges": report.citations.accepted / report.seconds["import"]},
+            "import_edges": report.citations.accepted / report.seconds["import"],
+            **({"signals_edges": report.citations.accepted / phases["signals"]}
+               if "signals" in phases else {})},
         "wall_s": time.monotonic() - started,
         "import_tool_peak": report.import_tool_peak_memory,
         "staged_mb": sum(p.stat().st_size for p in folder.iterdir()) / 1e6,
@@ -81,7 +95,10 @@ def run_search_latency(settings: Settings, queries: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("snapshot", type=Path, help="the works folder (or one shard)")
+    parser.add_argument("dataset", type=Path, help="openalex: the works folder (or one "
+                        "shard); s2ag: the folder of papers/, abstracts/, citations/")
+    parser.add_argument("--format", choices=["openalex", "s2ag"], default="openalex",
+                        dest="corpus_format", help="default openalex")
     parser.add_argument("--from-year", type=int, default=2016, help="default 2016")
     parser.add_argument("--to-year", type=int)
     parser.add_argument("--field", action="append", default=None,
@@ -96,12 +113,13 @@ def main() -> None:
     args = parser.parse_args()
     dataset_filter = DatasetFilter.build(args.from_year, args.to_year,
                                          args.field or ["Computer Science"])
-    home = Path(tempfile.mkdtemp(prefix="crase-bench-openalex-", dir=args.workdir))
+    home = Path(tempfile.mkdtemp(prefix=f"crase-bench-{args.corpus_format}-", dir=args.workdir))
     settings = bench_settings(home, args.heap, args.pagecache, 10_000)
     result: dict[str, Any] = {"filter": dataset_filter.describe(),
                               "load_average_before": load_average()}
     try:
-        result.update(run_import(settings, args.snapshot, dataset_filter, home / "staged"))
+        result.update(run_import(settings, args.dataset, args.corpus_format, dataset_filter,
+                                 home / "staged"))
         result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         result["load_average_after_import"] = load_average()
         if args.sample_queries:
