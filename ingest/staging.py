@@ -208,6 +208,10 @@ class Staging:
         refused = self.papers.admit(paper, file, line)
         if refused is not None:
             self.reject(refused)
+            # Another record of the same work (a preprint and its published version that
+            # OpenAlex keeps apart, both with the arXiv id): its node is the kept one's,
+            # so citations to either record reach it.
+            self.graph_ids.setdefault(own_id, paper.id)
             return False
         self.graph_ids[own_id] = paper.id
         self.papers_out.write(json.dumps({"id": paper.id, **paper.graph_properties()},

@@ -203,3 +203,25 @@ def test_staging_draws_its_progress_over_the_shards_bytes(
                    1_000_000, show_progress=True)
     drawn = capsys.readouterr().err.splitlines()
     assert drawn[-1].startswith("works") and "100.0%" in drawn[-1] and "6 rows" in drawn[-1]
+
+
+def test_two_records_of_one_work_are_one_node_that_citations_to_either_reach(
+        tmp_path: Path) -> None:
+    works = tmp_path / "works"
+    works.mkdir()
+    arxiv = {"landing_page_url": "https://arxiv.org/abs/1810.04805", "source": None}
+    records = [
+        {"id": "https://openalex.org/W1", "title": "BERT (preprint)", "locations": [arxiv]},
+        {"id": "https://openalex.org/W2", "title": "BERT", "doi": "https://doi.org/10.1/b",
+         "locations": [arxiv]},
+        {"id": "https://openalex.org/W3", "title": "Citing the published version",
+         "referenced_works": ["https://openalex.org/W2"]},
+    ]
+    with gzip.open(works / "part_000.gz", "wt") as out:
+        out.writelines(json.dumps(record) + "\n" for record in records)
+    report = stage_openalex(works, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                            1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [paper["id"] for paper in papers] == ["1810.04805", "openalex:W3"]
+    assert edges == [("openalex:W3", "1810.04805")]
+    assert rejects_of(report.rejects_path) == [("part_000.gz", 2, "conflicting_paper")]
