@@ -225,3 +225,12 @@ def test_two_records_of_one_work_are_one_node_that_citations_to_either_reach(
     assert [paper["id"] for paper in papers] == ["1810.04805", "openalex:W3"]
     assert edges == [("openalex:W3", "1810.04805")]
     assert rejects_of(report.rejects_path) == [("part_000.gz", 2, "conflicting_paper")]
+
+
+def test_has_arxiv_keeps_the_works_with_an_arxiv_id(openalex_works: Path,
+                                                     tmp_path: Path) -> None:
+    stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter.build(require_arxiv=True),
+                   DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [paper["id"] for paper in papers] == ["1706.03762", "1810.04805"]
+    assert edges == [("1810.04805", "1706.03762")]
