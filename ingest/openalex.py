@@ -21,15 +21,14 @@ from crase.ingest.corpus import paper_from_record
 from crase.ingest.dataset_filter import OPENALEX_PREFIX, DatasetFilter
 from crase.ingest.records import EdgeRow, Limits
 from crase.ingest.staging import (
+    Shard,
     SpillFile,
     Staging,
     StagingReport,
     edges_in_batches,
     find_shards,
-    finished_staging,
-    mark_finished,
     read_records,
-    staging_key,
+    run_staging,
 )
 from crase.paper_identity import normalise_arxiv_id, paper_key
 
@@ -43,33 +42,28 @@ def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limi
                    max_line_bytes: int, show_progress: bool = False) -> StagingReport:
     """Stage the works under `path` (a shard or a folder of them) into `folder`."""
     shards = find_shards(path)
-    key = staging_key(shards, dataset_filter)
-    finished = finished_staging(folder, key)
-    if finished is not None:
-        return finished
-    staging = Staging(folder, dataset_filter, show_progress)
-    try:
-        with SpillFile(folder / "references.spill.jsonl") as spill:
-            for shard, number, text, record in read_records(shards, staging, max_line_bytes):
-                work = record if isinstance(record, dict) else {}
-                labels = work_labels(work)
-                if work and dataset_filter.leaves_out_early(work.get("publication_year"),
-                                                            labels):
-                    staging.leave_out()
-                    continue
-                paper = paper_from_record(map_work(work) if work else record, text,
-                                          shard.name, number, limits)
-                own_id = short_id(work.get("id")) or ""
-                if staging.offer(shard.name, number, paper, own_id, labels):
-                    references = work_references(work)
-                    if references:
-                        spill.write([own_id, shard.name, number, references])
-            for file, rows in edges_in_batches(in_corpus_edges(spill, staging)):
-                staging.add_edges(file, rows)
-    except BaseException:
-        staging.close()
-        raise
-    return mark_finished(staging, key)
+    return run_staging(folder, dataset_filter, shards, show_progress,
+                       lambda staging: stage_works(shards, staging, limits, max_line_bytes))
+
+
+def stage_works(shards: list[Shard], staging: Staging, limits: Limits,
+                max_line_bytes: int) -> None:
+    with SpillFile(staging.folder / "references.spill.jsonl") as spill:
+        for shard, number, text, record in read_records(shards, staging, max_line_bytes):
+            work = record if isinstance(record, dict) else {}
+            labels = work_labels(work)
+            if work and staging.filter.leaves_out_early(work.get("publication_year"), labels):
+                staging.leave_out()
+                continue
+            paper = paper_from_record(map_work(work) if work else record, text, shard.name,
+                                      number, limits)
+            own_id = short_id(work.get("id")) or ""
+            if staging.offer(shard.name, number, paper, own_id, labels):
+                references = work_references(work)
+                if references:
+                    spill.write([own_id, shard.name, number, references])
+        for file, rows in edges_in_batches(in_corpus_edges(spill, staging)):
+            staging.add_edges(file, rows)
 
 
 def in_corpus_edges(spill: SpillFile, staging: Staging) -> Iterator[tuple[str, EdgeRow]]:

@@ -41,10 +41,8 @@ from crase.ingest.staging import (
     StagingReport,
     edges_in_batches,
     find_shards,
-    finished_staging,
-    mark_finished,
     read_records,
-    staging_key,
+    run_staging,
 )
 from crase.paper_identity import normalise_arxiv_id, paper_key
 
@@ -59,26 +57,23 @@ def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: 
     """Stage the datasets under `path` into `folder`."""
     datasets = locate_datasets(path)
     shards = [shard for name in DATASETS for shard in datasets[name]]
-    key = staging_key(shards, dataset_filter)
-    finished = finished_staging(folder, key)
-    if finished is not None:
-        return finished
-    staging = Staging(folder, dataset_filter, show_progress)
-    try:
-        with SpillFile(folder / "papers.spill.jsonl") as spill:
-            candidates = spill_candidates(datasets["papers"], staging, spill, limits,
-                                          max_line_bytes)
-            with AbstractStore(folder / "abstracts.sqlite") as abstracts:
-                abstracts.fill(datasets["abstracts"], candidates, staging, max_line_bytes)
-                del candidates
-                keep_candidates(spill, abstracts, staging, limits)
-        for file, rows, signals in citation_batches(datasets["citations"], staging,
-                                                    max_line_bytes):
-            staging.add_edges(file, rows, signals)
-    except BaseException:
-        staging.close()
-        raise
-    return mark_finished(staging, key)
+    return run_staging(folder, dataset_filter, shards, show_progress,
+                       lambda staging: stage_datasets(datasets, staging, limits,
+                                                      max_line_bytes))
+
+
+def stage_datasets(datasets: dict[str, list[Shard]], staging: Staging, limits: Limits,
+                   max_line_bytes: int) -> None:
+    with SpillFile(staging.folder / "papers.spill.jsonl") as spill:
+        candidates = spill_candidates(datasets["papers"], staging, spill, limits,
+                                      max_line_bytes)
+        with AbstractStore(staging.folder / "abstracts.sqlite") as abstracts:
+            abstracts.fill(datasets["abstracts"], candidates, staging, max_line_bytes)
+            del candidates
+            keep_candidates(spill, abstracts, staging, limits)
+    for file, rows, signals in citation_batches(datasets["citations"], staging,
+                                                max_line_bytes):
+        staging.add_edges(file, rows, signals)
 
 
 def locate_datasets(path: Path) -> dict[str, list[Shard]]:

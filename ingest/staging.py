@@ -284,7 +284,24 @@ def edges_in_batches(rows: Iterator[tuple[str, EdgeRow]],
         yield file, batch
 
 
-# Reuse of a finished staging ----------------------------------------------------------------
+# One staging run, and the reuse of a finished one ---------------------------------------------
+def run_staging(folder: Path, dataset_filter: DatasetFilter, shards: list[Shard],
+                show_progress: bool, fill: Callable[[Staging], None]) -> StagingReport:
+    """The report of a finished staging of these shards with this filter in `folder`, or
+    of a new one that `fill` writes (the staging is marked finished only when it returns)."""
+    key = staging_key(shards, dataset_filter)
+    finished = finished_staging(folder, key)
+    if finished is not None:
+        return finished
+    staging = Staging(folder, dataset_filter, show_progress)
+    try:
+        fill(staging)
+    except BaseException:
+        staging.close()
+        raise
+    return mark_finished(staging, key)
+
+
 def staging_key(shards: list[Shard], dataset_filter: DatasetFilter) -> dict[str, Any]:
     return {"inputs": fingerprint_files([shard.path for shard in shards]),
             "filter": dataset_filter.describe()}
