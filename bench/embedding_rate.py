@@ -70,7 +70,7 @@ def build_encoder(choice: PaperEncoderChoice, batch_tokens: int | None,
 
         if not isinstance(encoder, OnnxMiniLmEncoder):
             raise SystemExit(f"--threads applies to onnx-int8 only, not {choice}")
-        encoder.threads = threads
+        encoder.batch_workers = threads
     return encoder
 
 
@@ -111,7 +111,8 @@ def main() -> None:
     parser.add_argument("--batch-tokens", type=int, nargs="+", default=[0], metavar="N",
                         help="padded tokens per batch to try (default: each encoder's own)")
     parser.add_argument("--threads", type=int, default=0,
-                        help="ONNX Runtime threads (default: the cores this process may use)")
+                        help="onnx-int8: batches run at once, a core each "
+                             "(default: the cores this process may use)")
     parser.add_argument("--chunk-size", type=int, default=CHUNK_SIZE,
                         help=f"papers per cached chunk, the span sorted by length "
                         f"(default {CHUNK_SIZE}, as `crase embed`)")
@@ -123,9 +124,9 @@ def main() -> None:
     for choice in args.encoders:
         for batch_tokens in args.batch_tokens:
             encoder = build_encoder(choice, batch_tokens or None, args.threads or None)
-            threads = getattr(encoder, "threads", None)
+            threads = encoder.batch_workers if encoder.batch_workers > 1 else None
             label = (f"{encoder.name} ({choice}, {encoder.batch_tokens} tok"
-                     + (f", {threads} thr)" if threads else ")"))
+                     + (f", {threads} at once)" if threads else ")"))
             runs.append(measure(label, encoder, corpus, args.chunk_size))
             print(f"  {label}: {runs[-1].papers / runs[-1].wall_s:.1f} papers/s", flush=True)
     print_table(runs)

@@ -21,6 +21,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,6 +243,9 @@ class SentenceEncoder:
     """
 
     name = "all-MiniLM-L6-v2"
+    # Batches run at once, each in a thread of its own: 1 where one forward pass already
+    # uses every core (numpy's BLAS); a runtime that runs a batch on one core sets more.
+    batch_workers = 1
 
     def __init__(
         self,
@@ -322,7 +326,8 @@ class SentenceEncoder:
         encodings = self.tokenizer.encode_batch(texts)
         lengths = [len(encoding.ids) for encoding in encodings]
         order = sorted(range(len(texts)), key=lambda i: lengths[i])
-        for batch in plan_batches(order, lengths, self.batch_tokens):
+
+        def run(batch: list[int]) -> None:
             width = lengths[batch[-1]]
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.float32)
@@ -330,6 +335,14 @@ class SentenceEncoder:
                 ids[row, : lengths[index]] = encodings[index].ids
                 mask[row, : lengths[index]] = 1.0
             out[batch] = self.forward(ids, mask)
+
+        batches = list(plan_batches(order, lengths, self.batch_tokens))
+        if self.batch_workers == 1 or len(batches) == 1:
+            for batch in batches:
+                run(batch)
+        else:
+            with ThreadPoolExecutor(self.batch_workers) as pool:
+                list(pool.map(run, batches))
         return out
 
     def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:

