@@ -135,3 +135,18 @@ def test_crase_db_import_reads_the_datasets_with_signals(
     with Graph.connect(second_server) as graph:
         assert graph_papers(graph) == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
         assert graph_signals(graph) == SIGNALS
+
+
+def test_the_papers_dataset_alone_stages_papers_without_abstracts_or_edges(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    only_papers = tmp_path / "only-papers"
+    (only_papers / "papers").mkdir(parents=True)
+    for shard in (s2ag_datasets / "papers").iterdir():
+        (only_papers / "papers" / shard.name).write_bytes(shard.read_bytes())
+    report = stage_s2ag(only_papers, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                        1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [paper["id"] for paper in papers] == [NMT["id"], ATTENTION["id"], BERT["id"],
+                                                 SEPSIS_ID]
+    assert not any("abstract" in paper for paper in papers) and edges == []
+    assert report.kept == 4 and not (tmp_path / "staged" / "citation_signals.jsonl").exists()
