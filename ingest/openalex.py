@@ -42,7 +42,7 @@ def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limi
                    max_line_bytes: int, show_progress: bool = False) -> StagingReport:
     """Stage the works under `path` (a shard or a folder of them) into `folder`."""
     shards = find_shards(path)
-    return run_staging(folder, dataset_filter, shards, show_progress,
+    return run_staging(folder, dataset_filter, shards, (limits, max_line_bytes), show_progress,
                        lambda staging: stage_works(shards, staging, limits, max_line_bytes))
 
 

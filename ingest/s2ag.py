@@ -57,7 +57,7 @@ def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: 
     """Stage the datasets under `path` into `folder`."""
     datasets = locate_datasets(path)
     shards = [shard for name in DATASETS for shard in datasets[name]]
-    return run_staging(folder, dataset_filter, shards, show_progress,
+    return run_staging(folder, dataset_filter, shards, (limits, max_line_bytes), show_progress,
                        lambda staging: stage_datasets(datasets, staging, limits,
                                                       max_line_bytes))
 

@@ -40,7 +40,14 @@ from crase.ingest.corpus import (
 )
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.progress import ProgressBar
-from crase.ingest.records import EdgeRow, Paper, Reject, check_edge
+from crase.ingest.records import (
+    VALIDATION_VERSION,
+    EdgeRow,
+    Limits,
+    Paper,
+    Reject,
+    check_edge,
+)
 from crase.ingest.registry import CitationRegistry, PaperRegistry
 from crase.ingest.rejects import NoteLog, RejectLog
 
@@ -286,10 +293,12 @@ def edges_in_batches(rows: Iterator[tuple[str, EdgeRow]],
 
 # One staging run, and the reuse of a finished one ---------------------------------------------
 def run_staging(folder: Path, dataset_filter: DatasetFilter, shards: list[Shard],
-                show_progress: bool, fill: Callable[[Staging], None]) -> StagingReport:
-    """The report of a finished staging of these shards with this filter in `folder`, or
-    of a new one that `fill` writes (the staging is marked finished only when it returns)."""
-    key = staging_key(shards, dataset_filter)
+                rules: tuple[Limits, int], show_progress: bool,
+                fill: Callable[[Staging], None]) -> StagingReport:
+    """The report of a finished staging of these shards with this filter and these row
+    rules (the limits, the longest line) in `folder`, or of a new one that `fill` writes
+    (the staging is marked finished only when it returns)."""
+    key = staging_key(shards, dataset_filter, rules)
     finished = finished_staging(folder, key)
     if finished is not None:
         return finished
@@ -302,9 +311,15 @@ def run_staging(folder: Path, dataset_filter: DatasetFilter, shards: list[Shard]
     return mark_finished(staging, key)
 
 
-def staging_key(shards: list[Shard], dataset_filter: DatasetFilter) -> dict[str, Any]:
+def staging_key(shards: list[Shard], dataset_filter: DatasetFilter,
+                rules: tuple[Limits, int]) -> dict[str, Any]:
+    """What a staging depends on: the inputs, the filter, and the row rules (a staging
+    made under other limits or an older validation is made again)."""
+    limits, max_line_bytes = rules
     return {"inputs": fingerprint_files([shard.path for shard in shards]),
-            "filter": dataset_filter.describe()}
+            "filter": dataset_filter.describe(),
+            "rules": {**asdict(limits), "max_line_bytes": max_line_bytes,
+                      "validation_version": VALIDATION_VERSION}}
 
 
 def finished_staging(folder: Path, key: dict[str, Any]) -> StagingReport | None:

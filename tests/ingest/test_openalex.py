@@ -125,6 +125,9 @@ def test_a_finished_staging_is_reused(openalex_works: Path, tmp_path: Path) -> N
     narrower = stage_openalex(openalex_works, tmp_path / "staged",
                               DatasetFilter.build(to_year=2013), DEFAULT_LIMITS, 1_000_000)
     assert not narrower.reused and narrower.kept == 1
+    shorter_lines = stage_openalex(openalex_works, tmp_path / "staged",
+                                   DatasetFilter.build(to_year=2013), DEFAULT_LIMITS, 3_000)
+    assert not shorter_lines.reused and shorter_lines.kept == 1
 
 
 def graph_papers(graph: Graph) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
