@@ -35,12 +35,12 @@ from crase.bench.ingest import bench_settings
 from crase.bench.machine_state import load_average
 from crase.database import Neo4jServer
 from crase.graph import Graph
-from crase.ingest.bulk import import_corpus
+from crase.ingest.bulk import EdgeProperties, import_corpus
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.openalex import stage_openalex
 from crase.ingest.records import Limits
-from crase.ingest.s2ag import stage_s2ag, store_citation_signals
+from crase.ingest.s2ag import SIGNAL_COLUMNS, stage_s2ag, store_citation_signals
 from crase.ingest.staging import SIGNALS_FILE
 from crase.settings import Settings
 
@@ -52,9 +52,12 @@ def run_import(settings: Settings, dataset: Path, corpus_format: str,
     staged = stage(dataset, folder, dataset_filter, Limits.from_settings(settings.ingest),
                    settings.ingest.max_line_bytes)
     stage_s = time.monotonic() - started
-    report = import_corpus(settings, locate_corpus(folder), show_progress=False)
+    signals = folder / SIGNALS_FILE
+    report = import_corpus(settings, locate_corpus(folder), show_progress=False,
+                           edge_properties=EdgeProperties(signals, SIGNAL_COLUMNS)
+                           if signals.exists() else None)
     phases = {"stage": stage_s, **report.seconds}
-    if (folder / SIGNALS_FILE).exists():
+    if signals.exists() and not report.edge_properties_written:
         signals_started = time.monotonic()
         with Graph.connect(settings.database) as graph:
             store_citation_signals(graph, folder / SIGNALS_FILE)
@@ -72,6 +75,7 @@ def run_import(settings: Settings, dataset: Path, corpus_format: str,
             "import_edges": report.citations.accepted / report.seconds["import"],
             **({"signals_edges": report.citations.accepted / phases["signals"]}
                if "signals" in phases else {})},
+        "signals_with_edges": report.edge_properties_written,
         "wall_s": time.monotonic() - started,
         "import_tool_peak": report.import_tool_peak_memory,
         "staged_mb": sum(p.stat().st_size for p in folder.iterdir()) / 1e6,

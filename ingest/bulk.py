@@ -16,6 +16,9 @@ embed`, or the same import again, goes on from the last finished chunk).
 
 import csv
 import io
+import itertools
+import json
+import os
 import re
 import shutil
 import sys
@@ -23,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from crase.database import Neo4jServer
 from crase.errors import BulkImportError
@@ -68,6 +71,7 @@ class ImportReport:
     import_tool_peak_memory: str = ""  # neo4j-admin's own figure, e.g. "1.2GiB"
     graph_after: dict[str, int] = field(default_factory=dict)
     embedded: EmbedReport | None = None  # the paper vectors, unless the import skipped them
+    edge_properties_written: bool = False  # with the edges, by neo4j-admin (see EdgeProperties)
 
     @property
     def load_seconds(self) -> float:
@@ -83,6 +87,15 @@ class ImportReport:
         return self.citations.accepted / self.load_seconds if self.load_seconds else 0.0
 
 
+class EdgeProperties(NamedTuple):
+    """Properties for the imported edges: a JSON-lines file with one row per accepted edge,
+    in the order of the citations file (`{citing, cited, <name>: value...}`), and the
+    relationship file's column of each name (`("intents", "intents:string[]")`)."""
+
+    path: Path
+    columns: list[tuple[str, str]]
+
+
 def check_bulk_allowed(settings: Settings) -> None:
     if settings.database.uri:
         raise BulkImportError(
@@ -95,10 +108,12 @@ def check_bulk_allowed(settings: Settings) -> None:
 
 
 def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | None = None,
-                  show_progress: bool = True,
-                  encoder: SentenceEncoder | None = None) -> ImportReport:
+                  show_progress: bool = True, encoder: SentenceEncoder | None = None,
+                  edge_properties: EdgeProperties | None = None) -> ImportReport:
     """Replace the database with this corpus; the server is running again afterwards. With
-    an encoder, every paper also gets its vector (see the module docstring)."""
+    an encoder, every paper also gets its vector (see the module docstring). With edge
+    properties that match the accepted edges row for row, the edges are imported with them
+    (`report.edge_properties_written`); otherwise without, for the caller to set later."""
     check_bulk_allowed(settings)
     target = f"{settings.database.bolt_uri()}/{COMMUNITY_DATABASE}"
     rejects_path = rejects_path or (settings.var_dir / "loads" / (
@@ -109,6 +124,9 @@ def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | N
         started = time.monotonic()
         arguments = write_import_files(files, workdir, settings, rejects_path, report,
                                        show_progress and settings.ingest.progress)
+        if edge_properties is not None and files.citations is not None:
+            report.edge_properties_written = add_edge_properties(
+                workdir / "citations.csv", edge_properties)
         report.seconds["validate_and_write_csv"] = time.monotonic() - started
         run_import(settings, arguments, report)
     finally:
@@ -224,6 +242,44 @@ def write_citations_csv(corpus: ValidatedCorpus, path: Path, files: CorpusFiles,
         text.flush()
         text.detach()
         progress.close()
+
+
+def add_edge_properties(relationships: Path, properties: EdgeProperties) -> bool:
+    """Rewrite the relationship file with the property columns; True if every property row
+    names the edge of its line. At the first that does not (an edge the checks refused, so
+    the files no longer line up) the file is left as it was and False returned."""
+    rewritten = relationships.with_suffix(".properties.csv")
+    with relationships.open(encoding="utf-8", newline="") as edges, \
+            properties.path.open(encoding="utf-8") as rows, \
+            rewritten.open("w", encoding="utf-8", newline="") as out:
+        reader = csv.reader(edges)
+        next(reader)  # the header
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([":START_ID", ":END_ID", *(column for _, column in properties.columns)])
+        matched = True
+        for edge, text in itertools.zip_longest(reader, rows):
+            row = json.loads(text) if text is not None else None
+            if edge is None or row is None or [row["citing"], row["cited"]] != edge:
+                matched = False
+                break
+            writer.writerow([*edge, *(property_field(row.get(name))
+                                      for name, _ in properties.columns)])
+    if matched:
+        os.replace(rewritten, relationships)
+    else:
+        rewritten.unlink()
+    return matched
+
+
+def property_field(value: Any) -> str:
+    """A relationship property as neo4j-admin reads it; empty (no property) when unknown."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ARRAY_DELIMITER.join(str(item).replace(ARRAY_DELIMITER, " ") for item in value)
+    return str(value)
 
 
 def run_import(settings: Settings, arguments: list[str], report: ImportReport) -> None:

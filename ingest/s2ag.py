@@ -50,6 +50,8 @@ DATASETS = ("papers", "abstracts", "citations")
 PAPER_URL = "https://www.semanticscholar.org/paper/"
 SQLITE_CHUNK = 10_000
 SIGNAL_BATCH = 10_000  # edges per transaction of store_citation_signals
+# The signals as neo4j-admin columns of the relationship file (see citation_signals).
+SIGNAL_COLUMNS = [("isinfluential", "isinfluential:boolean"), ("intents", "intents:string[]")]
 
 
 def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
@@ -249,7 +251,10 @@ def store_citation_signals(graph: Graph, path: Path) -> int:
     written, rows = 0, []
     with path.open(encoding="utf-8") as handle:
         for text in handle:
-            rows.append(json.loads(text))
+            row = json.loads(text)
+            # No intent is no property (SET to null), as neo4j-admin imports an empty
+            # array column and as empty lists are left out of every node.
+            rows.append({**row, "intents": row["intents"] or None})
             if len(rows) >= SIGNAL_BATCH:
                 written += write_signals(graph, rows)
                 rows = []

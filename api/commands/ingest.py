@@ -131,16 +131,20 @@ def stage_dataset(args: argparse.Namespace, settings: Settings,
                  show_progress=settings.ingest.progress and not args.quiet)
 
 
-def store_signals(args: argparse.Namespace, files: "CorpusFiles", settings: Settings) -> None:
-    """The staged dataset's citation signals (isinfluential, intents) onto the loaded
-    edges, where it has them (the Semantic Scholar citations dataset)."""
-    from crase.graph import Graph
-    from crase.ingest.s2ag import store_citation_signals
+def staged_signals(args: argparse.Namespace, files: "CorpusFiles") -> Path | None:
+    """The staged dataset's citation signals (isinfluential, intents), where it has them
+    (the Semantic Scholar citations dataset)."""
     from crase.ingest.staging import SIGNALS_FILE
 
     path = files.papers.parent / SIGNALS_FILE
-    if args.corpus_format not in DATASET_FORMATS or not path.exists():
-        return
+    return path if args.corpus_format in DATASET_FORMATS and path.exists() else None
+
+
+def store_signals(path: Path, settings: Settings) -> None:
+    """The signals onto the loaded edges, in transactions."""
+    from crase.graph import Graph
+    from crase.ingest.s2ag import store_citation_signals
+
     with Graph.connect(settings.database) as graph:
         written = store_citation_signals(graph, path)
     print(f"  signals    {written:,} citations with isinfluential and intents")
@@ -175,7 +179,9 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
                              batch_size=args.batch_size, restart=args.restart,
                              show_progress=not args.quiet)
     print_load_report(report)
-    store_signals(args, files, settings)
+    signals = staged_signals(args, files)
+    if signals is not None:
+        store_signals(signals, settings)
     print(EMBED_HINT)
     return 0
 
@@ -215,7 +221,8 @@ def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def import_database(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.ingest.bulk import import_corpus
+    from crase.ingest.bulk import EdgeProperties, import_corpus
+    from crase.ingest.s2ag import SIGNAL_COLUMNS
     from crase.models.paper_encoders import paper_encoder
 
     files = corpus_files(args, settings)
@@ -223,10 +230,16 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
     encoder = None if args.no_embed else paper_encoder(settings.models.paper_encoder)
     print(f"Bulk import of {files.name}: the server at {settings.database.home} is stopped, "
           "the database 'neo4j' replaced, and the server started again.")
+    signals = staged_signals(args, files)
     report = import_corpus(settings, files, rejects_path=args.rejects,
-                           show_progress=not args.quiet, encoder=encoder)
+                           show_progress=not args.quiet, encoder=encoder,
+                           edge_properties=EdgeProperties(signals, SIGNAL_COLUMNS)
+                           if signals is not None else None)
     print_import_report(report)
-    store_signals(args, files, settings)
+    if report.edge_properties_written:
+        print("  signals    isinfluential and intents imported with the citations")
+    elif signals is not None:
+        store_signals(signals, settings)
     return 0
 
 

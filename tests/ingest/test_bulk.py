@@ -10,7 +10,7 @@ import pytest
 from crase.api.cli import main
 from crase.errors import BulkImportError
 from crase.graph import Graph
-from crase.ingest.bulk import check_bulk_allowed
+from crase.ingest.bulk import EdgeProperties, add_edge_properties, check_bulk_allowed
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
 from crase.settings import DatabaseSettings, Settings
@@ -96,3 +96,23 @@ def test_bulk_import_matches_the_incremental_load(
     written = {json.loads(line)["kind"] for line in rejects.read_text().splitlines()}
     assert written == set(incremental.rejects) == {
         "missing_title", "duplicate_edge", "self_citation", "unknown_paper"}
+
+
+def test_edge_properties_join_their_edges_row_for_row_or_not_at_all(tmp_path: Path) -> None:
+    relationships = tmp_path / "citations.csv"
+    plain = ':START_ID,:END_ID\na,b\n"c,1",d\n'
+    relationships.write_text(plain)
+    columns = [("isinfluential", "isinfluential:boolean"), ("intents", "intents:string[]")]
+    rows = [{"citing": "a", "cited": "b", "isinfluential": True,
+             "intents": ["methodology", "result"]},
+            {"citing": "c,1", "cited": "d", "isinfluential": None, "intents": []}]
+    properties = tmp_path / "signals.jsonl"
+    properties.write_text("".join(json.dumps(row) + "\n" for row in rows[:1]))
+    # One row short: the files do not line up, and the relationship file stays as it was.
+    assert not add_edge_properties(relationships, EdgeProperties(properties, columns))
+    assert relationships.read_text() == plain
+    properties.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert add_edge_properties(relationships, EdgeProperties(properties, columns))
+    assert relationships.read_text() == (
+        ":START_ID,:END_ID,isinfluential:boolean,intents:string[]\n"
+        "a,b,true,methodology\x1fresult\n\"c,1\",d,,\n")
