@@ -13,10 +13,10 @@ edges). The load that reads the staged files finds nothing left to refuse.
 Citations are kept inside the corpus: an edge whose ends were both kept. A reference to a
 work the filter left out, or that the dataset does not hold, is counted, not rejected.
 
-Memory: the map from each kept work's dataset id to its graph id (about 150 bytes a kept
-paper, with the registry's index: some 75 MB for 500K papers) and 8 bytes an accepted edge
-(the registry's edge set). What waits for the kept set to be complete (the references of
-kept works) is spilled to disk, never held.
+Memory grows with the kept corpus only: the map from each kept work's dataset id to its
+graph id, the paper registry, and 8 bytes an accepted edge (the registry's edge set);
+docs/ingest.md has the measured figure. What waits for the kept set to be complete (the
+references of kept works, Semantic Scholar's candidate papers) is spilled to disk.
 """
 
 import csv
