@@ -23,6 +23,7 @@ import argparse
 import gzip
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,22 +146,27 @@ def generate(target: Path, works: int, references: float, inside_share: float,
     return counts
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("target", type=Path, help="folder to write works/ to (outside the "
-                        "repository)")
+def generator_main(description: str, target_help: str,
+                   generate_snapshot: Callable[[Path, int, float, float, int], dict[str, int]]
+                   ) -> None:
+    """The command line both dataset generators share (the works, their references, the
+    share inside the kept set, the seed): parse, generate, print the counts and the time."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("target", type=Path, help=target_help)
     parser.add_argument("--works", type=int, default=1_000_000, help="default 1000000")
     parser.add_argument("--references", type=float, default=20.0,
-                        help="mean referenced works per work (default 20)")
+                        help="mean references per work (default 20)")
     parser.add_argument("--inside-share", type=float, default=2 / 3,
                         help="share of a kept work's references to kept works (default 2/3)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     args = parser.parse_args()
     started = time.monotonic()
-    stats = generate(args.target, args.works, args.references, args.inside_share, args.seed)
+    stats = generate_snapshot(args.target, args.works, args.references, args.inside_share,
+                              args.seed)
     print(json.dumps(stats, indent=1))
     print(f"written to {args.target} in {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":
-    main()
+    generator_main(__doc__.split("\n\n")[0],
+                   "folder to write works/ to (outside the repository)", generate)

@@ -13,10 +13,8 @@ one citation in ten is influential, and each context has one to two intents. Wri
 under /tmp, never into the repository.
 """
 
-import argparse
 import gzip
 import json
-import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +26,7 @@ from crase.bench.generate_openalex import (
     CS,
     OTHER_FIELDS,
     SHARD_WORKS,
+    generator_main,
     plan_works,
     reference_lists,
 )
@@ -129,22 +128,6 @@ def write(handle: IO[str], record: dict[str, Any]) -> None:
     handle.write(json.dumps(record) + "\n")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("target", type=Path, help="folder to write papers/, abstracts/ and "
-                        "citations/ to (outside the repository)")
-    parser.add_argument("--works", type=int, default=1_000_000, help="default 1000000")
-    parser.add_argument("--references", type=float, default=20.0,
-                        help="mean references per paper (default 20)")
-    parser.add_argument("--inside-share", type=float, default=2 / 3,
-                        help="share of a kept paper's references to kept papers (default 2/3)")
-    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    args = parser.parse_args()
-    started = time.monotonic()
-    stats = generate(args.target, args.works, args.references, args.inside_share, args.seed)
-    print(json.dumps(stats, indent=1))
-    print(f"written to {args.target} in {time.monotonic() - started:.0f} s")
-
-
 if __name__ == "__main__":
-    main()
+    generator_main(__doc__.split("\n\n")[0], "folder to write papers/, abstracts/ and "
+                   "citations/ to (outside the repository)", generate)
