@@ -7,7 +7,7 @@ filtered, staged and bulk-imported into a disposable server, then searched.
     python -m crase.bench.generate_s2ag /tmp/s2ag-1m --works 1000000
     python -m crase.bench.dataset_import /tmp/s2ag-1m --format s2ag --sample-queries 20
 
-The figures of issue 27: wall time, rows/s per phase (staging: records read and kept,
+The figures: wall time, rows/s per phase (staging: records read and kept,
 references resolved; validation and CSV; neo4j-admin; server restart, schema and index;
 for s2ag, the citation signals set on the edges), peak memory (this process: the staging,
 the CSV writing and the signals; neo4j-admin's own peak as it reports it; the server is
@@ -117,6 +117,7 @@ def main() -> None:
     args = parser.parse_args()
     dataset_filter = DatasetFilter.build(args.from_year, args.to_year,
                                          args.field or ["Computer Science"])
+    args.workdir.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix=f"crase-bench-{args.corpus_format}-", dir=args.workdir))
     settings = bench_settings(home, args.heap, args.pagecache, 10_000)
     result: dict[str, Any] = {"filter": dataset_filter.describe(),

@@ -7,7 +7,7 @@ lines of Work objects with the fields the reader takes (id, doi, title, display_
 publication_year, publication_date, authorships, abstract_inverted_index,
 referenced_works, ids, primary_location, locations, concepts, topics) and a few it skips.
 
-Shaped for the benchmark of issue 27: about half the works are the "kept" ones a filter
+Shaped for the dataset import benchmark: about half the works are the "kept" ones a filter
 `--from-year 2016 --field "Computer Science"` selects (computer science, 2016-2026); the
 rest are computer science before 2016 or another field. Every work lists about
 `--references` referenced works (Poisson); a kept work cites other kept works with
