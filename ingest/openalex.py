@@ -21,12 +21,13 @@ from crase.ingest.corpus import paper_from_record
 from crase.ingest.dataset_filter import OPENALEX_PREFIX, DatasetFilter
 from crase.ingest.records import EdgeRow, Limits
 from crase.ingest.staging import (
+    DatasetPaths,
     Shard,
     SpillFile,
     Staging,
     StagingReport,
     edges_in_batches,
-    find_shards,
+    find_dataset_shards,
     read_records,
     run_staging,
 )
@@ -38,10 +39,11 @@ ARXIV_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.(.+)$
 TOPIC_PARTS = ("subfield", "field", "domain")
 
 
-def stage_openalex(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
-                   max_line_bytes: int, show_progress: bool = False) -> StagingReport:
-    """Stage the works under `path` (a shard or a folder of them) into `folder`."""
-    shards = find_shards(path)
+def stage_openalex(paths: DatasetPaths, folder: Path, dataset_filter: DatasetFilter,
+                   limits: Limits, max_line_bytes: int,
+                   show_progress: bool = False) -> StagingReport:
+    """Stage the works under `paths` (shards or folders of them) into `folder`."""
+    shards = find_dataset_shards(paths)
     return run_staging(folder, dataset_filter, shards, (limits, max_line_bytes), show_progress,
                        lambda staging: stage_works(shards, staging, limits, max_line_bytes))
 

@@ -35,10 +35,13 @@ from crase.ingest.corpus import paper_from_record
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.records import EdgeRow, Limits, Paper, Reject
 from crase.ingest.staging import (
+    DatasetPaths,
     Shard,
     SpillFile,
     Staging,
     StagingReport,
+    as_paths,
+    dataset_root,
     edges_in_batches,
     find_shards,
     read_records,
@@ -54,10 +57,12 @@ SIGNAL_BATCH = 10_000  # edges per transaction of store_citation_signals
 SIGNAL_COLUMNS = [("isinfluential", "isinfluential:boolean"), ("intents", "intents:string[]")]
 
 
-def stage_s2ag(path: Path, folder: Path, dataset_filter: DatasetFilter, limits: Limits,
-               max_line_bytes: int, show_progress: bool = False) -> StagingReport:
-    """Stage the datasets under `path` into `folder`."""
-    datasets = locate_datasets(path)
+def stage_s2ag(paths: DatasetPaths, folder: Path, dataset_filter: DatasetFilter,
+               limits: Limits, max_line_bytes: int, show_progress: bool = False
+               ) -> StagingReport:
+    """Stage the datasets under `paths` (folders holding papers/, abstracts/, citations/)
+    into `folder`."""
+    datasets = locate_datasets(paths)
     shards = [shard for name in DATASETS for shard in datasets[name]]
     return run_staging(folder, dataset_filter, shards, (limits, max_line_bytes), show_progress,
                        lambda staging: stage_datasets(datasets, staging, limits,
@@ -78,11 +83,18 @@ def stage_datasets(datasets: dict[str, list[Shard]], staging: Staging, limits: L
         staging.add_edges(file, rows, signals)
 
 
-def locate_datasets(path: Path) -> dict[str, list[Shard]]:
-    if not (path / "papers").is_dir():
-        raise CorpusError(f"no papers/ folder in {path}: give the folder that holds the "
-                          "datasets' papers/, abstracts/ and citations/ folders")
-    return {name: find_shards(path / name, root=path) if (path / name).is_dir() else []
+def locate_datasets(paths: DatasetPaths) -> dict[str, list[Shard]]:
+    """Each dataset's shards over the folders given (a download may be split over several),
+    named by their path under the folder that holds them all."""
+    folders = as_paths(paths)
+    if not any((folder / "papers").is_dir() for folder in folders):
+        raise CorpusError(f"no papers/ folder in {', '.join(map(str, folders))}: give the "
+                          "folder that holds the datasets' papers/, abstracts/ and "
+                          "citations/ folders")
+    root = dataset_root(folders)
+    return {name: [shard for folder in folders if (folder / name).is_dir()
+                   for shard in find_shards((folder / name).resolve() if root else folder / name,
+                                            root or folder)]
             for name in DATASETS}
 
 

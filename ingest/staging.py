@@ -22,7 +22,8 @@ references of kept works, Semantic Scholar's candidate papers) is spilled to dis
 import csv
 import gzip
 import json
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -66,11 +67,39 @@ class Shard:
     name: str  # the path under the dataset folder: what a reject names
 
 
+DatasetPaths = Path | Sequence[Path]  # one shard or folder, or several
+
+
+def as_paths(paths: DatasetPaths) -> list[Path]:
+    return [paths] if isinstance(paths, Path) else list(paths)
+
+
+def dataset_root(paths: list[Path]) -> Path | None:
+    """What the shards of several paths are named under: the folder holding them all, so
+    that two shards of one name in different folders keep apart in rejects; None for a
+    single path (its shards are named under itself)."""
+    if len(paths) < 2:
+        return None
+    return Path(os.path.commonpath([path.resolve().parent for path in paths]))
+
+
+def find_dataset_shards(paths: DatasetPaths) -> list[Shard]:
+    """The shards of every path given (each a shard file or a folder of them), in the
+    order given; a shard named twice is read once."""
+    given = as_paths(paths)
+    root = dataset_root(given)
+    shards: dict[Path, Shard] = {}
+    for path in given:
+        for shard in find_shards(path.resolve() if root else path, root):
+            shards.setdefault(shard.path.resolve(), shard)
+    return list(shards.values())
+
+
 def find_shards(path: Path, root: Path | None = None) -> list[Shard]:
     """A shard file, or every shard under a folder (any depth, in name order), each named
-    by its path under `root` (default: the folder)."""
+    by its path under `root` (default: the folder; a file given alone by its name)."""
     if path.is_file():
-        return [Shard(path, path.name)]
+        return [Shard(path, path.relative_to(root).as_posix() if root else path.name)]
     if not path.is_dir():
         raise CorpusError(f"no dataset at {path}: give a shard file or a folder of them")
     shards = [Shard(found, found.relative_to(root or path).as_posix())

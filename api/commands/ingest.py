@@ -64,10 +64,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, help="normalized: a folder with papers.jsonl and "
-                        "citations.csv; arxiv: the metadata snapshot (JSON lines); openalex: "
-                        "the snapshot's works folder or one part_*.gz shard; s2ag: a folder "
-                        "with the datasets' papers/, abstracts/ and citations/ folders")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="normalized: a folder with papers.jsonl and citations.csv; "
+                        "arxiv: the metadata snapshot (JSON lines); openalex: the snapshot's "
+                        "works folder, or any of its updated_date=* folders or part_*.gz "
+                        "shards; s2ag: folders with the datasets' papers/, abstracts/ and "
+                        "citations/ folders. Several PATHs for openalex and s2ag only")
     parser.add_argument("--format", choices=["normalized", "arxiv", *DATASET_FORMATS],
                         default="normalized", dest="corpus_format",
                         help="input format (default normalized)")
@@ -107,7 +109,10 @@ def corpus_files(args: argparse.Namespace, settings: Settings) -> "CorpusFiles":
         if not dataset_filter.is_empty:
             raise SettingsError("the dataset filters apply to --format openalex and s2ag; "
                                 "filter a corpus of our own format before loading it")
-        return locate_corpus(args.path, args.corpus_format, args.citations)
+        if len(args.paths) > 1:
+            raise SettingsError(f"--format {args.corpus_format} reads one PATH; load the "
+                                "others one after another")
+        return locate_corpus(args.paths[0], args.corpus_format, args.citations)
     if args.citations is not None:
         raise SettingsError(f"--citations is for our own format and arxiv; {args.corpus_format} "
                             "takes its citations from the dataset")
@@ -125,8 +130,8 @@ def stage_dataset(args: argparse.Namespace, settings: Settings,
 
     stage = stage_openalex if args.corpus_format == "openalex" else stage_s2ag
     folder = settings.var_dir / "staged" / (
-        f"{args.corpus_format}-{load_key([args.path], repr(dataset_filter.describe()))}")
-    return stage(args.path, folder, dataset_filter, Limits.from_settings(settings.ingest),
+        f"{args.corpus_format}-{load_key(args.paths, repr(dataset_filter.describe()))}")
+    return stage(args.paths, folder, dataset_filter, Limits.from_settings(settings.ingest),
                  settings.ingest.max_line_bytes,
                  show_progress=settings.ingest.progress and not args.quiet)
 

@@ -83,6 +83,20 @@ def test_the_snapshot_stages_to_exactly_its_papers_and_in_corpus_edges(
     assert report.edges_outside == 1  # W9999 is not in the snapshot
 
 
+def test_several_folders_or_shards_stage_as_the_snapshot_does(
+        openalex_works: Path, tmp_path: Path) -> None:
+    folders = sorted(openalex_works.iterdir())
+    shards = [folder / "part_000.gz" for folder in folders]
+    for name, paths in (("folders", folders), ("shards", [*shards, shards[0]])):
+        report = stage_openalex(paths, tmp_path / name, DatasetFilter(), DEFAULT_LIMITS,
+                                1_000_000)
+        assert staged(tmp_path / name) == ([ATTENTION, BERT, NMT, PROTEIN], ALL_EDGES)
+        # Named under the folder that holds them all, the two part_000.gz keep apart;
+        # a shard given twice is read once.
+        assert rejects_of(report.rejects_path) == ALL_REJECTS
+        assert report.shards == 2
+
+
 def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
         openalex_works: Path, tmp_path: Path) -> None:
     recent_cs = DatasetFilter.build(from_year=2015, fields=["computer science"])
@@ -198,6 +212,8 @@ def test_the_command_line_refuses_filters_and_edge_lists_where_they_do_not_apply
     assert main(["load", str(openalex_works), "--format", "openalex", "--from-year", "2020",
                  "--to-year", "2019"]) == 2
     assert "is empty" in capsys.readouterr().err
+    assert main(["load", str(tmp_path), str(openalex_works)]) == 2
+    assert "--format normalized reads one PATH" in capsys.readouterr().err
 
 
 def test_staging_draws_its_progress_over_the_shards_bytes(
