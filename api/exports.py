@@ -72,10 +72,10 @@ def export_run(graph: "Graph", run_id: str, tracked: "TrackedRun | None",
     its prior and derivative works (its JSON always has them)."""
     # Imported here: `crase export --help` reads ExportFormat, and the run views bring the
     # driver and both pipelines with them (api/cli.py).
-    from crase.api.run_views import is_weighted, read_results, related_works, require_finished
+    from crase.api.run_views import read_results, related_works, require_finished, run_weighting
 
     record = require_finished(graph, run_id, tracked)
-    results = read_results(graph, run_id, is_weighted(record))
+    results = read_results(graph, run_id, run_weighting(record))
     is_json = export_format is ExportFormat.JSON
     lists = (related_works(graph, run_id, len(results))
              if record["kind"] == "search" and (is_json or related) else {})

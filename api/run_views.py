@@ -30,6 +30,12 @@ if TYPE_CHECKING:  # the registry brings both pipelines, which reading a run nee
 # What an edge of a uniform run is: the walk weighed it 1, no claims were compared on it.
 UNWEIGHTED_EDGE = "unweighted citation edge"
 DELTA_EDGE = "citation edge weighed by its Delta"
+# An influential run weighed its edges by the publisher's mark, not by claims.
+INFLUENTIAL_EDGES = "citation edge weighed by the publisher's influential mark"
+MARKED_EDGE = "citation marked influential, weighed {weight:g}"
+UNMARKED_EDGE = "citation not marked influential, weighed 1"
+EDGE_WEIGHTS = {"coverage": DELTA_EDGE, "uniform": UNWEIGHTED_EDGE,
+                "influential": INFLUENTIAL_EDGES}
 # Claims and entailment on an edge belong to the runs that computed them; a uniform run
 # shows none of them, even where another run stored some.
 SCORING_FIELDS = ("citing_claim", "cited_claim", "support")
@@ -45,33 +51,35 @@ def parse_json(text: str | None, default: Any) -> Any:
 
 
 def run_weighting(record: dict[str, Any]) -> str:
-    """`coverage` or `uniform`, as the run recorded it. Runs recorded before the uniform
-    walk existed have no such parameter: they weighed every edge by Delta."""
+    """`coverage`, `uniform` or `influential`, as the run recorded it. Runs recorded
+    before the uniform walk existed have no such parameter: they weighed every edge by
+    Delta."""
     return str(record.get("params", {}).get("params", {}).get("weighting", "coverage"))
 
 
-def is_weighted(record: dict[str, Any]) -> bool:
-    return run_weighting(record) == "coverage"
-
-
-def weighed_evidence(evidence: dict[str, Any] | None, weighted: bool,
+def weighed_evidence(evidence: dict[str, Any] | None, weighting: str,
                      ) -> dict[str, Any] | None:
     """A result's evidence as the run's weighting allows it to be read: every edge says
-    what it was (`edge`), and an edge of a uniform run carries no Delta (the walk stored
-    1.0 there, which reads as "fully grounded") and no claim pair."""
+    what it was (`edge`); an edge of a run without Delta carries no Delta (the walk stored
+    its weight there, and 1.0 reads as "fully grounded") and no claim pair, and an edge of
+    an influential run its `weight`."""
     if not evidence:
         return evidence
     shown = dict(evidence)
     for name in ("path", "strongest_edges"):
-        shown[name] = [weighed_edge(edge, weighted) for edge in evidence.get(name) or []]
+        shown[name] = [weighed_edge(edge, weighting) for edge in evidence.get(name) or []]
     return shown
 
 
-def weighed_edge(edge: dict[str, Any], weighted: bool) -> dict[str, Any]:
-    if weighted:
+def weighed_edge(edge: dict[str, Any], weighting: str) -> dict[str, Any]:
+    if weighting == "coverage":
         return {**edge, "edge": DELTA_EDGE}
     kept = {k: v for k, v in edge.items() if k not in SCORING_FIELDS}
-    return {**kept, "delta": None, "edge": UNWEIGHTED_EDGE}
+    if weighting != "influential":
+        return {**kept, "delta": None, "edge": UNWEIGHTED_EDGE}
+    weight = float(edge.get("delta") or 1.0)
+    wording = MARKED_EDGE.format(weight=weight) if edge.get("influential") else UNMARKED_EDGE
+    return {**kept, "delta": None, "weight": weight, "edge": wording}
 
 
 def read_run_record(graph: Graph, run_id: str) -> dict[str, Any] | None:
@@ -145,7 +153,7 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
                 "progress": recorded_progress(record), "tracked": False}
     view["outcome"] = read_outcome(graph, run_id) if record is not None else None
     view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
-    view["results"] = read_results(graph, run_id, is_weighted(record or view))
+    view["results"] = read_results(graph, run_id, run_weighting(record or view))
     with_lists = view["kind"] == "search" and view["status"] in WITH_RESULTS
     view.update(related_works(graph, run_id, len(view["results"])) if with_lists else
                 {"prior_works": [], "derivative_works": []})
@@ -167,11 +175,11 @@ def live_view(record: dict[str, Any], tracked: "TrackedRun") -> dict[str, Any]:
             "tracked": True}
 
 
-def read_results(graph: Graph, run_id: str, weighted: bool) -> list[dict[str, Any]]:
+def read_results(graph: Graph, run_id: str, weighting: str) -> list[dict[str, Any]]:
     """The run's papers, best first, each with its evidence worded by the run's weighting
     (`weighed_evidence`)."""
     return [{**shown_paper(row),
-             "evidence": weighed_evidence(parse_json(row["evidence"], None), weighted)}
+             "evidence": weighed_evidence(parse_json(row["evidence"], None), weighting)}
             for row in graph.read("read_run_results", run_id=run_id)]
 
 
@@ -233,7 +241,7 @@ def require_finished(graph: Graph, run_id: str, tracked: "TrackedRun | None",
 
 # The order of each edge's values in `read_run_graph_edges`'s one row.
 EDGE_FIELDS = ("citing", "cited", "delta", "theta", "scorer", "scorer_version", "matrix",
-               "rows", "cols")
+               "rows", "cols", "influential")
 
 
 def evidence_graph(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dict[str, Any]:
@@ -255,8 +263,9 @@ def evidence_graph(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> d
     edges = [judge_edge(row, theta, tau, scorer, version, kept, weighting == "coverage")
              for row in rows]
     return {"run_id": run_id, "query": record["query"], "theta": theta, "tau": tau,
-            "weighting": weighting,
-            "edge_weight": DELTA_EDGE if weighting == "coverage" else UNWEIGHTED_EDGE,
+            "weighting": weighting, "edge_weight": EDGE_WEIGHTS.get(weighting, DELTA_EDGE),
+            "influential_weight": float(params.get("influential_weight", 1.0))
+            if weighting == "influential" else None,
             "scorer": f"{scorer}@{version}" if scorer else None,
             "counts": {"nodes": len(nodes), "nodes_kept": len(kept), "edges": len(edges),
                        "edges_retained": sum(1 for e in edges if e["retained"])},
@@ -264,12 +273,16 @@ def evidence_graph(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> d
 
 
 def weighed_graph(view: dict[str, Any]) -> dict[str, Any]:
-    """`evidence_graph` as a reader sees it: a uniform run scored nothing, so it names no
-    scorer and no edge shows a Delta, even one another run stored (the tools that judge
-    stored scores, such as edge validation, read `evidence_graph` itself)."""
+    """`evidence_graph` as a reader sees it: a run without Delta scored nothing, so it
+    names no scorer and no edge shows a Delta, even one another run stored (the tools that
+    judge stored scores, such as edge validation, read `evidence_graph` itself); the
+    publisher's mark is shown where the run weighed by it."""
     if view["weighting"] == "coverage":
-        return view
-    return {**view, "scorer": None, "edges": [{**e, "delta": None} for e in view["edges"]]}
+        return {**view, "edges": [{**e, "influential": None} for e in view["edges"]]}
+    marks = view["weighting"] == "influential"
+    return {**view, "scorer": None,
+            "edges": [{**e, "delta": None, "influential": e["influential"] if marks else None}
+                      for e in view["edges"]]}
 
 
 def split_backend(name: str) -> tuple[str, str]:
@@ -291,7 +304,8 @@ def judge_edge(row: dict[str, Any], theta: float, tau: float, scorer: str, versi
     retained = verdict.kept and row["citing"] in kept and row["cited"] in kept
     return {"citing": row["citing"], "cited": row["cited"],
             "delta": None if delta is None else round(delta, 6),
-            "retained": retained, "reason": verdict.reason}
+            "retained": retained, "reason": verdict.reason,
+            "influential": row.get("influential")}
 
 
 def foreign_score(row: dict[str, Any], scorer: str, version: str) -> str | None:

@@ -90,6 +90,7 @@ class WalkConfig:
     beta: float
     alpha: float
     orientation: Orientation
+    influential_weight: float = 3.0  # a marked citation's weight under `influential`
     age: Literal["current", "query"] = "current"  # the year ages are measured from
     seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
     fill: Fill = "none"  # "text": the search's own fill, as it ships
@@ -102,7 +103,8 @@ class WalkConfig:
                    seed_weights=settings.seed_weights,
                    sub_query_weight=settings.sub_query_weight, theta=settings.theta,
                    tau=settings.tau, beta=settings.beta, alpha=settings.alpha,
-                   orientation=settings.orientation, fill=settings.fill)
+                   orientation=settings.orientation,
+                   influential_weight=settings.influential_weight, fill=settings.fill)
 
     def but(self, **changes: Any) -> "WalkConfig":
         return replace(self, **changes)
@@ -116,6 +118,9 @@ class WalkConfig:
         if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
             return (f"walk-{self.ranker}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
                     f"-{self.orientation}{tail}")
+        if self.weighting == "influential":  # nor here: the publisher's mark weighs edges
+            return (f"walk-{self.ranker}-influential{self.influential_weight:g}-h{self.hops}"
+                    f"-{seeding}-a{self.alpha:g}-{self.orientation}{tail}")
         return (f"walk-{self.ranker}-h{self.hops}-{seeding}-th{self.theta:g}-tau{self.tau:g}"
                 f"-b{self.beta:g}-a{self.alpha:g}-{self.orientation}-age_{self.age}{tail}")
 
@@ -127,6 +132,7 @@ class WalkConfig:
             "seed_weights": self.seed_weights, "sub_query_weight": self.sub_query_weight,
             "theta": self.theta, "tau": self.tau, "beta": self.beta, "alpha": self.alpha,
             "orientation": self.orientation, "k": depth, "fill": self.fill,
+            "influential_weight": self.influential_weight,
         })
 
 

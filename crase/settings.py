@@ -59,7 +59,7 @@ Hops = Literal["1", "1.5", "2"]
 SearchSource = Literal["local", "semantic-scholar"]
 Ranker = Literal["ppr", "salsa"]
 Orientation = Literal["references", "citing", "both"]
-Weighting = Literal["coverage", "uniform"]
+Weighting = Literal["coverage", "uniform", "influential"]
 Fill = Literal["none", "text"]
 
 
@@ -134,7 +134,15 @@ class SearchSettings(BaseModel):
         "(claims and entailment on every edge, the Crase paper's design); uniform = every "
         "neighbourhood edge weighs 1, no claims, no Delta, no pruning. uniform ships: with "
         "the offline cosine scorer, Delta weighting lowered recall on hep-th "
-        "(docs/benchmarks/report.md); use coverage with an entailment model endpoint",
+        "(docs/benchmarks/report.md); use coverage with an entailment model endpoint. "
+        "influential = the publisher's own mark instead of Delta: a citation the Semantic "
+        "Scholar citations dataset marks influential weighs influential_weight, any other "
+        "1 (no claims, no pruning; a corpus without the mark walks as uniform)",
+    )
+    influential_weight: float = Field(
+        3.0, ge=1, le=100, allow_inf_nan=False,
+        description="Weight of a citation marked influential under weighting influential "
+        "(1 to 100; any other citation weighs 1)",
     )
     fill: Fill = Field(
         "text",

@@ -3,8 +3,9 @@
 // Parameters: $seeds (list of paper ids), $excluded (ids left out with all their edges).
 // Returns one row: nodes (list of ids, seeds first), years (each node's year, null when
 // unknown: the walk's age weight needs them), edges (list of [citing_id, cited_id,
-// scorer, scorer_version, theta, delta] - the last four as stored on the edge, null when
-// unscored, so a warm search reads every edge once).
+// scorer, scorer_version, theta, delta, isinfluential] - the scores as stored on the edge,
+// null when unscored, so a warm search reads every edge once; isinfluential the
+// publisher's mark, null where the corpus has none).
 UNWIND $seeds AS seedId
 MATCH (s:Paper {id: seedId}) WHERE NOT seedId IN $excluded
 OPTIONAL MATCH (s)-[:CITES]-(n:Paper) WHERE NOT n.id IN $excluded
@@ -14,5 +15,6 @@ UNWIND ids AS id
 MATCH (a:Paper {id: id})
 OPTIONAL MATCH (a)-[r:CITES]->(b:Paper) WHERE b.id IN ids
 WITH ids, collect(CASE WHEN b IS NULL THEN null
-                      ELSE [a.id, b.id, r.scorer, r.scorer_version, r.theta, r.delta] END) AS edges
+                      ELSE [a.id, b.id, r.scorer, r.scorer_version, r.theta, r.delta,
+                            r.isinfluential] END) AS edges
 RETURN ids AS nodes, [id IN ids | COLLECT { MATCH (p:Paper {id: id}) RETURN p.year }[0]] AS years, edges

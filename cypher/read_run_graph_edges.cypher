@@ -6,11 +6,12 @@
 // spends longer on each record it reads than on the values in it.
 // Parameters: $run_id, $theta (the run's threshold), $one_hop (bool).
 // Returns: edges, a list of [citing, cited, delta, theta, scorer, scorer_version, matrix,
-//          rows, cols], ordered by citing then cited.
+//          rows, cols, isinfluential (the publisher's mark, null where the corpus has
+//          none)], ordered by citing then cited.
 MATCH (r:Run {id: $run_id})-[cu:CONSIDERED]->(u:Paper)-[e:CITES]->(v:Paper)<-[cv:CONSIDERED]-(r)
 WHERE NOT $one_hop OR cu.seed OR cv.seed
 WITH u.id AS citing, v.id AS cited, e
 ORDER BY citing, cited
 RETURN collect([citing, cited, e.delta, e.theta, e.scorer, e.scorer_version,
                 CASE WHEN e.theta IS NOT NULL AND abs(e.theta - $theta) > 1e-12 THEN e.matrix END,
-                e.matrix_rows, e.matrix_cols]) AS edges
+                e.matrix_rows, e.matrix_cols, e.isinfluential]) AS edges

@@ -122,10 +122,21 @@ def never_linked(seeds: list[str], edges: list[Edge]) -> set[str]:
     return {seed for seed in seeds if seed not in on_an_edge}
 
 
-def keep_all_edges(nodes: list[str], edges: list[Edge], seeds: list[str]) -> PrunedGraph:
-    """The uniform walk's graph: every edge of the neighbourhood kept with weight 1 (Delta
-    is not consulted), then, as in `prune`, papers without an edge dropped."""
-    return prune(nodes, edges, dict.fromkeys(edges, 1.0), seeds, tau=0.0)
+def keep_all_edges(nodes: list[str], edges: list[Edge], seeds: list[str],
+                   weights: dict[Edge, float] | None = None) -> PrunedGraph:
+    """The graph of a walk without Delta: every edge of the neighbourhood kept with its
+    weight in `weights` (default 1, the uniform walk), then, as in `prune`, papers without
+    an edge dropped."""
+    weights = weights or {}
+    return prune(nodes, edges, {edge: weights.get(edge, 1.0) for edge in edges}, seeds,
+                 tau=0.0)
+
+
+def influential_weights(edges: list[Edge], influential: dict[Edge, bool],
+                        weight: float) -> dict[Edge, float]:
+    """The `influential` weighting: `weight` on each edge the publisher marks influential,
+    1 on any other (unmarked, or a corpus without the mark)."""
+    return {edge: weight if influential.get(edge) else 1.0 for edge in edges}
 
 
 def paper_age(year: int | None, reference_year: int) -> int:

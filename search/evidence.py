@@ -22,6 +22,9 @@ class EdgeEvidence:
     citing_claim: str | None = None  # the claim of the citing paper best grounded by ...
     cited_claim: str | None = None  # ... this claim of the cited paper
     support: float | None = None  # entailment score of that pair
+    # The publisher's mark on the citation (Semantic Scholar's isinfluential); None where
+    # the corpus has none.
+    influential: bool | None = None
 
 
 @dataclass
@@ -76,7 +79,12 @@ def nearest_seed_paths(edges: dict[Edge, float], seeds: list[str],
 
 
 def build_evidence(results: list[str], edges: dict[Edge, float], seeds: list[str],
-                   orientation: str) -> dict[str, PaperEvidence]:
+                   orientation: str, influential: dict[Edge, bool] | None = None
+                   ) -> dict[str, PaperEvidence]:
+    """Each result's evidence: its nearest seed, the edges of one shortest walk from it,
+    and up to three more of its heaviest edges; each edge with its walk weight (`delta`:
+    Delta, or the weight of a walk without Delta) and the publisher's mark, if any."""
+    marks = influential or {}
     paths = nearest_seed_paths(edges, seeds, orientation)
     incident: dict[str, list[Edge]] = {}
     for edge in edges:
@@ -88,9 +96,10 @@ def build_evidence(results: list[str], edges: dict[Edge, float], seeds: list[str
         strong = sorted(incident.get(paper, []), key=lambda e: (-edges[e], e))[:3]
         evidence[paper] = PaperEvidence(
             seed=paper in seeds, reached_from=origin,
-            path=[EdgeEvidence(u, v, edges[(u, v)]) for u, v in path],
-            strongest_edges=[EdgeEvidence(u, v, edges[(u, v)]) for u, v in strong
-                             if (u, v) not in path],
+            path=[EdgeEvidence(u, v, edges[(u, v)], influential=marks.get((u, v)))
+                  for u, v in path],
+            strongest_edges=[EdgeEvidence(u, v, edges[(u, v)], influential=marks.get((u, v)))
+                             for u, v in strong if (u, v) not in path],
         )
     return evidence
 

@@ -1,8 +1,9 @@
 """The neighbourhood of the seeds, by radius; each radius is one Cypher file.
 
 The expansion also returns what is already stored on each edge (scorer, version, theta,
-Delta), so a warm search touches every edge once instead of reading its score again, and
-each paper's year, which the walk's age weight needs.
+Delta), so a warm search touches every edge once instead of reading its score again, the
+publisher's influential mark where the corpus has one (the `influential` weighting's
+weight), and each paper's year, which the walk's age weight needs.
 """
 
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ class Neighbourhood:
     edges: list[Edge]
     stored: dict[Edge, StoredScore] = field(default_factory=dict)
     years: dict[str, int | None] = field(default_factory=dict)
+    # The publisher's mark per edge (Semantic Scholar's isinfluential); edges without one
+    # are absent.
+    influential: dict[Edge, bool] = field(default_factory=dict)
 
 
 def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Neighbourhood:
@@ -47,10 +51,14 @@ def expand(graph: Graph, seeds: list[str], hops: str, excluded: list[str]) -> Ne
     nodes = rows[0]["nodes"]
     present = set(nodes)
     stored = {}
-    for citing, cited, scorer, version, theta, delta in rows[0]["edges"]:
+    influential = {}
+    for citing, cited, scorer, version, theta, delta, marked in rows[0]["edges"]:
         if None not in (scorer, version, theta, delta):
             stored[(citing, cited)] = StoredScore(scorer, str(version), float(theta),
                                                   float(delta))
+        if marked is not None:
+            influential[(citing, cited)] = bool(marked)
     edges = sorted({(row[0], row[1]) for row in rows[0]["edges"]})
     years = dict(zip(nodes, rows[0]["years"], strict=True))
-    return Neighbourhood([s for s in seeds if s in present], nodes, edges, stored, years)
+    return Neighbourhood([s for s in seeds if s in present], nodes, edges, stored, years,
+                         influential)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
-from crase.scoring.delta import PrunedGraph, keep_all_edges, prune
+from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
 from crase.search.audit import record_considered, record_results, record_seeds
 from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
-from crase.search.expansion import Neighbourhood, expand
+from crase.search.expansion import Edge, Neighbourhood, expand
 from crase.search.grounding import (
     EdgeScores,
     ensure_claims,
@@ -177,8 +177,9 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 source: "SemanticScholarSource | None") -> None:
     p = request.params
     given = request.seed_override is not None
-    # The uniform walk (a baseline) needs no claims or Delta: every edge weighs 1.
-    uniform = p.weighting == "uniform"
+    # Only the coverage walk weighs edges by Delta; the uniform walk (a baseline, every
+    # edge 1) and the influential walk (the publisher's mark) need no claims and no Delta.
+    by_delta = p.weighting == "coverage"
     planned = not given and p.sub_queries > 0
     with run.stage("plan"):
         result.plan = backends.planner.plan(request.query, p.sub_queries) if planned else []
@@ -199,18 +200,19 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
             source.grow(seed_ids, p.hops)
         hood = expand(graph, seed_ids, p.hops, request.exclude)
     with run.stage("claims"):
-        extracted = 0 if uniform else ensure_claims(graph, backends.extractor, hood.nodes,
-                                                    progress=observer.items_done)
+        extracted = ensure_claims(graph, backends.extractor, hood.nodes,
+                                  progress=observer.items_done) if by_delta else 0
     with run.stage("entailment"):
-        scores = EdgeScores() if uniform else ensure_edge_scores(
+        scores = ensure_edge_scores(
             graph, backends.extractor.name, backends.scorer, hood.edges, p.theta,
-            progress=observer.items_done, stored=hood.stored)
+            progress=observer.items_done, stored=hood.stored) if by_delta else EdgeScores()
     with run.stage("prune"):
-        pruned = (keep_all_edges(hood.nodes, hood.edges, hood.seeds) if uniform else
-                  prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau))
+        pruned = (prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau) if by_delta
+                  else keep_all_edges(hood.nodes, hood.edges, hood.seeds,
+                                      walk_weights(p, hood)))
     with run.stage("rank"):
         walk = Walk(p.ranker, p.orientation, request.age_reference(),
-                    0.0 if uniform else p.beta, p.alpha, p.k, p.max_iterations, p.tolerance)
+                    p.beta if by_delta else 0.0, p.alpha, p.k, p.max_iterations, p.tolerance)
         ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
     with run.stage("fill"):
         ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
@@ -218,7 +220,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                              if p.fill == "text" else (ranked, []))
     with run.stage("evidence"):
         result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text,
-                                  weighted=not uniform)
+                                  hood.influential, weighted=by_delta)
         _attach_seed_places(result.results, result.seeds, restart)
     with run.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
@@ -229,6 +231,14 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
              "evidence": _evidence_json(r.evidence)} for r in result.results])
 
 
+def walk_weights(p: SearchSettings, hood: Neighbourhood) -> dict[Edge, float] | None:
+    """The edge weights of a walk without Delta: the publisher's mark under `influential`,
+    None (every edge 1) under `uniform`."""
+    if p.weighting != "influential":
+        return None
+    return influential_weights(hood.edges, hood.influential, p.influential_weight)
+
+
 def seed_rules(p: SearchSettings) -> SeedRules:
     return SeedRules(p.query_seeds, p.seeds_per_query, p.seed_pool, p.seed_rule,
                      p.seed_weights, p.sub_query_weight)
@@ -236,12 +246,12 @@ def seed_rules(p: SearchSettings) -> SeedRules:
 
 def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
              pruned: PrunedGraph, orientation: str, from_text: list[str],
-             weighted: bool) -> list[RankedPaper]:
+             influential: dict[Edge, bool], weighted: bool) -> list[RankedPaper]:
     """The ranked papers with their evidence; claim pairs only where the walk weighed its
     edges by Delta (a uniform run's edges are plain citations, even where another run
     stored claims and matrices on them)."""
     ids = [paper for paper, _ in ranked]
-    evidence = build_evidence(ids, pruned.edges, pruned.seeds, orientation)
+    evidence = build_evidence(ids, pruned.edges, pruned.seeds, orientation, influential)
     for paper in from_text:
         evidence[paper].text_match = True
     if weighted:
@@ -288,6 +298,7 @@ def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: Ed
         "edges_scored_now": scores.scored_now, "edges_reused": scores.reused,
         "edges_failed": len(scores.failed),
         "edges_without_claims": len(scores.without_claims),
+        "edges_influential": sum(hood.influential.values()),
         "edges_pruned": len(pruned.pruned_edges), "nodes_dropped": len(pruned.dropped_nodes),
         "retained_nodes": len(pruned.nodes), "retained_edges": len(pruned.edges),
         "seeds_retained": len(pruned.seeds), "results": len(result.results),

@@ -331,9 +331,12 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
         how = "reached by the walk"
     edges = [e for e in ev.edges() if e.citing_claim]
     if not edges:
-        # A uniform walk has no claims: name the citation that carried the walk here.
+        # A walk without Delta has no claims: name the citation that carried the walk
+        # here, and the publisher's mark on it where the corpus has one.
         if len(ev.path) > 1:
             how += "; via: " + describe_citation(ev.path[-1], paper.id, titles)
+        if ev.path and ev.path[-1].influential:
+            how += " (a citation marked influential)"
         return [how, *score]
     best = max(edges, key=lambda e: e.delta)
     return [f"{how}; strongest edge: {describe_citation(best, paper.id, titles)}, "

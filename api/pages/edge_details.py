@@ -1,6 +1,7 @@
 """What clicking an edge of the evidence graph shows: Delta at the run's theta, the prune
 verdict, the entailment matrix between the two papers' claims and its claim pairs; for a
-run with uniform weighting, only that the edge was an unweighted citation edge."""
+run without Delta, what the edge was: unweighted (uniform weighting), or weighed by the
+publisher's influential mark."""
 
 from typing import Any
 
@@ -26,7 +27,7 @@ def edge_details(graph: Graph, run_id: str, tracked: TrackedRun | None, citing: 
     backends = record.get("backends", {}) if view["weighting"] == "coverage" else {}
     matrix, citing_claims, cited_claims = read_grounding(graph, backends, citing, cited)
     return {**edge, "run_id": run_id, "theta": view["theta"], "tau": view["tau"],
-            "weighting": view["weighting"],
+            "weighting": view["weighting"], "influential_weight": view["influential_weight"],
             "scorer": view["scorer"], "citing_title": titles.get(citing, citing),
             "cited_title": titles.get(cited, cited), "matrix": matrix,
             "citing_claims": citing_claims, "cited_claims": cited_claims,

@@ -182,9 +182,13 @@ def radius(score: float | None, top: float) -> float:
     return MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * math.sqrt(max(score, 0.0) / top)
 
 
-def edge_width(delta: float | None, thinning: float = 1.0) -> float:
-    # A run without Delta (uniform weighting) draws every edge alike.
-    width = 1.2 if delta is None else 0.6 + 4.0 * max(0.0, min(delta, 1.0))
+def edge_width(delta: float | None, thinning: float = 1.0, marked: bool = False) -> float:
+    # A run without Delta draws every edge alike, but for the citations an influential
+    # run weighed up (`marked`).
+    if delta is None:
+        width = 2.6 if marked else 1.2
+    else:
+        width = 0.6 + 4.0 * max(0.0, min(delta, 1.0))
     return round(max(0.5, width * thinning), 2)
 
 
@@ -431,7 +435,8 @@ def draw_edges(rows: list[dict[str, Any]], shapes: dict[str, NodeShape]) -> list
                                 and e["cited"] in central))
     edges = [EdgeShape(citing=e["citing"], cited=e["cited"],
                        path=arc(shapes[e["citing"]], shapes[e["cited"]]),
-                       width=edge_width(e["delta"], thinning), retained=e["retained"],
+                       width=edge_width(e["delta"], thinning, bool(e.get("influential"))),
+                       retained=e["retained"],
                        delta=e["delta"],
                        context=e["retained"] and not (e["citing"] in central
                                                       and e["cited"] in central))

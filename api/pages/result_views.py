@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from crase.api.pages.graph_drawing import label_text
+from crase.api.run_views import UNWEIGHTED_EDGE
 from crase.graph import Graph
 from crase.paper_links import paper_links
 from crase.scoring.tex import tex_to_unicode
@@ -86,8 +87,8 @@ def seed_sentence(seed: dict[str, Any] | None, evidence: dict[str, Any]) -> str:
 
 
 def edge_sentence(edge: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
-    """One edge as words: who cites whom, its Delta (None for an unweighted edge) and the
-    claim pair behind it."""
+    """One edge as words: who cites whom, its Delta (None in a run without Delta, whose
+    edge says what it was instead) and the claim pair behind it."""
     citing = titles.get(edge["citing"], edge["citing"])
     cited = titles.get(edge["cited"], edge["cited"])
     grounding = None
@@ -97,7 +98,11 @@ def edge_sentence(edge: dict[str, Any], titles: dict[str, str]) -> dict[str, Any
                      f"{edge['support']:.2f})")
     return {"citing": edge["citing"], "cited": edge["cited"],
             "text": f"“{citing}” cites “{cited}”", "delta": edge.get("delta"),
-            "grounding": grounding}
+            "kind": with_article(edge.get("edge") or UNWEIGHTED_EDGE), "grounding": grounding}
+
+
+def with_article(words: str) -> str:
+    return f"{'an' if words[:1] in tuple('aeiou') else 'a'} {words}"
 
 
 def linked_results(run: dict[str, Any]) -> list[dict[str, Any]]:

@@ -212,7 +212,7 @@ class PageController(UiController):
         weighted = view["weighting"] == "coverage"
         # The list beside the drawing needs the results and the seeds' titles, not the
         # whole run (its related lists are two more queries a large run waits for).
-        listed = {"results": read_results(graph, run_id, weighted),
+        listed = {"results": read_results(graph, run_id, view["weighting"]),
                   "seeds": graph.read("read_run_seeds", run_id=run_id)}
         return render_page(request, "graph.html", view=view, weighted=weighted,
                            layout=chosen.value, drawing=draw_evidence_graph(view, chosen),

@@ -156,6 +156,10 @@ class GraphEdge(BaseModel):
                                             "where the run computed none (uniform weighting)")
     retained: bool
     reason: str | None = Field(description="Why the edge was pruned, if it was")
+    influential: bool | None = Field(
+        None, description="The publisher's influential mark (Semantic Scholar's citations "
+                          "dataset), shown for a run with influential weighting; null "
+                          "otherwise or where the corpus has none")
 
 
 class GraphCounts(BaseModel):
@@ -170,10 +174,15 @@ class EvidenceGraph(BaseModel):
     query: str | None
     theta: float
     tau: float
-    weighting: str = Field(description="coverage (edges weighed and pruned by Delta) or "
-                                       "uniform (every edge among the kept papers walked)")
+    weighting: str = Field(description="coverage (edges weighed and pruned by Delta), "
+                                       "uniform (every edge among the kept papers walked "
+                                       "alike) or influential (weighed by the publisher's "
+                                       "influential mark)")
     edge_weight: str = Field(description="What an edge is in this run: a citation edge "
-                                         "weighed by its Delta, or an unweighted citation edge")
+                                         "weighed by its Delta, an unweighted citation "
+                                         "edge, or one weighed by the influential mark")
+    influential_weight: float | None = Field(
+        None, description="An influential run's weight of a marked citation (others 1)")
     scorer: str | None = Field(description="The entailment scorer that computed Delta; null "
                                            "for a uniform run, which scored nothing")
     counts: GraphCounts

@@ -26,7 +26,7 @@ def judge(edge: dict[str, Any], theta: float = 0.5, tau: float = 0.2,
 
 def test_the_view_has_the_fields_and_reasons_of_a_retained_edge() -> None:
     assert judge(row()) == {"citing": "u", "cited": "v", "delta": 0.5, "retained": True,
-                            "reason": "retained"}
+                            "reason": "retained", "influential": None}
 
 
 def test_at_another_theta_delta_comes_from_the_stored_matrix() -> None:
@@ -40,7 +40,8 @@ def test_at_another_theta_delta_comes_from_the_stored_matrix() -> None:
 
 def test_an_edge_without_a_score_or_with_another_scorers_has_no_delta() -> None:
     assert judge(row(scorer=None, scorer_version=None, delta=None)) == {
-        "citing": "u", "cited": "v", "delta": None, "retained": False, "reason": "not scored"}
+        "citing": "u", "cited": "v", "delta": None, "retained": False, "reason": "not scored",
+        "influential": None}
     foreign = judge(row(scorer="nli", scorer_version="1"))
     assert foreign["delta"] is None and foreign["retained"] is False
     assert foreign["reason"] == "scored by nli@1, not the run's scorer"

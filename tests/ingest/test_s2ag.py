@@ -14,6 +14,7 @@ from crase.graph import Graph
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.records import DEFAULT_LIMITS
 from crase.ingest.s2ag import citation_signals, stage_s2ag
+from crase.search.expansion import expand
 from crase.settings import DatabaseSettings
 from tests.ingest.conftest import point_cli_at
 from tests.ingest.test_openalex import graph_papers, rejects_of, staged
@@ -86,6 +87,24 @@ def test_the_datasets_stage_to_exactly_their_papers_and_in_corpus_edges(
         "rejects.jsonl", "staged.json"]  # the spill and the abstracts table are gone
 
 
+def test_datasets_split_over_several_folders_stage_as_one(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    papers_folder, rest = tmp_path / "papers-download", tmp_path / "the-rest"
+    for folder, names in ((papers_folder, ["papers"]), (rest, ["abstracts", "citations"])):
+        folder.mkdir()
+        for name in names:
+            (s2ag_datasets / name).rename(folder / name)
+    report = stage_s2ag([papers_folder, rest], tmp_path / "staged", DatasetFilter(),
+                        DEFAULT_LIMITS, 1_000_000)
+    assert staged(tmp_path / "staged") == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
+    assert staged_signals(tmp_path / "staged") == SIGNALS
+    assert (report.shards, report.records, report.kept) == (4, 5, 4)
+    # Rejects name the shard under the folder holding both downloads.
+    assert rejects_of(report.rejects_path) == sorted(
+        (f"{'papers-download' if file.startswith('papers/') else 'the-rest'}/{file}", line,
+         kind) for file, line, kind in ALL_REJECTS)
+
+
 def test_a_filter_keeps_exactly_its_subset_and_drops_edges_that_leave_it(
         s2ag_datasets: Path, tmp_path: Path) -> None:
     cs_with_abstracts = DatasetFilter.build(fields=["Computer Science"], require_abstract=True)
@@ -125,6 +144,22 @@ def test_crase_load_reads_the_datasets_with_signals(
     assert "4 citations with isinfluential and intents" in capsys.readouterr().out
     assert graph_papers(graph) == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
     assert graph_signals(graph) == GRAPH_SIGNALS
+    # The search's neighbourhood reads the mark, and a walk weighed by it says so.
+    papers = [paper["id"] for paper in (NMT, ATTENTION, BERT, SEPSIS)]
+    hood = expand(graph, papers, "1.5", [])
+    assert hood.influential == {edge: marked for edge, (marked, _) in SIGNALS.items()}
+    assert main(["search", "attention translation transformer", "--weighting", "influential",
+                 "--influential-weight", "4", "-k", "4", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert main(["show", run["run_id"], "--json"]) == 0
+    edges = {(e["citing"], e["cited"]): e
+             for result in json.loads(capsys.readouterr().out)["results"]
+             for e in result["evidence"]["path"] + result["evidence"]["strongest_edges"]}
+    assert edges[("1810.04805", "1706.03762")]["edge"] == "citation marked influential, " \
+        "weighed 4"
+    assert edges[("1810.04805", "1706.03762")]["weight"] == 4.0
+    assert all(e["delta"] is None and (e["weight"] == 4.0) == bool(e["influential"])
+               for e in edges.values())
 
 
 @pytest.mark.integration
