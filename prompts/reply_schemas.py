@@ -32,6 +32,7 @@ from crase.prompts.replies import (
     FacetsReply,
     NeighbourScoresReply,
     PlanReply,
+    SearchQueriesReply,
 )
 
 Schema = dict[str, Any]
@@ -81,6 +82,15 @@ def entailment_schema(n_citing: int, n_cited: int) -> Schema:
 def facets_schema(min_facets: int, max_facets: int) -> Schema:
     schema = steering_schema(FacetsReply)
     schema["properties"]["facets"].update(minItems=min_facets, maxItems=max_facets)
+    return schema
+
+
+def search_queries_schema(max_bibliographic: int, max_web: int) -> Schema:
+    """1..max queries of each kind, as check_search_queries wants them: without the bounds
+    Qwen2.5-1.5B wrote three bibliographic queries where two were asked for."""
+    schema = steering_schema(SearchQueriesReply)
+    schema["properties"]["bibliographic"].update(minItems=1, maxItems=max_bibliographic)
+    schema["properties"]["web"].update(minItems=1, maxItems=max_web)
     return schema
 
 

@@ -50,6 +50,7 @@ from crase.prompts.reply_schemas import (
     expert_schema,
     facets_schema,
     neighbour_schema,
+    search_queries_schema,
 )
 from crase.settings import ModelEndpoint, ModelSettings
 
@@ -228,6 +229,7 @@ def generate_search_queries(
         },
         stage="idea.queries",
         check=partial(check_search_queries, max_bibliographic=max_bibliographic, max_web=max_web),
+        schema=search_queries_schema(max_bibliographic, max_web),
     )
     return runner.run_one(endpoint, call)
 

@@ -25,6 +25,7 @@ from crase.prompts.reply_schemas import (
     expert_schema,
     neighbour_schema,
     plan_schema,
+    search_queries_schema,
     steering_schema,
 )
 from crase.search.roles.model import source_spans
@@ -130,6 +131,12 @@ def test_neighbours_and_expert_positions_name_the_supplied_ids() -> None:
 def test_plan_asks_for_exactly_the_count() -> None:
     queries = plan_schema(3)["properties"]["queries"]
     assert (queries["minItems"], queries["maxItems"]) == (3, 3)
+
+
+def test_search_queries_are_bounded_as_the_check_bounds_them() -> None:
+    schema = search_queries_schema(2, 3)["properties"]
+    assert (schema["bibliographic"]["minItems"], schema["bibliographic"]["maxItems"]) == (1, 2)
+    assert (schema["web"]["minItems"], schema["web"]["maxItems"]) == (1, 3)
 
 
 def test_covered_facets_without_facets_must_be_empty() -> None:
