@@ -4,11 +4,15 @@
         [--model qwen2.5-coder-1.5b] [--out var/bench/model-entailment.json]
 
 Samples `--citing` papers of the corpus (default: the repository's hep-th sample) that cite
-at least `--cited` papers with an abstract, and those cited papers, seeded. Then, with the
+at least `--cited` papers with an abstract, and those cited papers, seeded; or, with `--key`,
+takes the edges of a `crase validate export` sample (its key.json: the sample annotators
+judge, half retained and half pruned by the run's scorer). Then, with the
 packaged model on the local llama.cpp server (started unless one runs; every call through
 the project's own client, nothing cached between passes):
 
-1. claims of every paper by the model (`extract_claims`): seconds per paper and validity;
+1. claims of every paper by the model (`extract_claims`): seconds per paper, validity, and
+   how many claims quote the sentence of the paper that shares most words with them (a
+   check that each claim rests on its own source phrase, not on the first one offered);
 2. the entailment matrix of every edge twice, in two orders over the same prompts: edges
    interleaved across citing papers, then grouped by citing paper. Grouped, consecutive
    prompts share the instructions and the citing claims (score_entailment@2 puts them
@@ -24,6 +28,7 @@ Prints the figures with the load average; writes the details as JSON.
 import argparse
 import json
 import random
+import re
 import shutil
 import time
 from pathlib import Path
@@ -34,9 +39,14 @@ from crase.bench.machine_state import load_average
 from crase.models.chat import ModelRunner
 from crase.models.local_server import LocalModelServer, local_endpoint
 from crase.models.reply_cache import ReplyCache
+from crase.prompts.replies import normalise_text
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity, judge_delta
-from crase.search.roles.model import ModelClaimExtractor, ModelEntailmentScorer
+from crase.search.roles.model import (
+    ModelClaimExtractor,
+    ModelEntailmentScorer,
+    source_spans,
+)
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 from crase.settings import LocalModelName, Settings
@@ -55,6 +65,35 @@ def sample_edges(corpus: Corpus, citing: int, cited: int, seed: int) -> list[Edg
     rng = random.Random(seed)
     chosen = rng.sample(sorted(u for u, vs in out.items() if len(vs) >= cited), citing)
     return [(u, v) for u in chosen for v in sorted(rng.sample(out[u], cited))]
+
+
+def key_edges(path: Path) -> list[Edge]:
+    """The edges of a validation export's key.json, in its item order."""
+    items = json.loads(path.read_text(encoding="utf-8"))["items"]
+    return [(item["citing"], item["cited"]) for item in items.values()]
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", normalise_text(text)))
+
+
+def quoted(phrase: str) -> str:
+    return normalise_text(phrase).strip("\"'.… ")
+
+
+def anchored(claims: dict[str, list[Claim]], corpus: Corpus) -> tuple[int, int]:
+    """(claims whose source phrase is the paper sentence sharing most words with the claim,
+    claims): a claim pinned to another sentence of the paper rests on the wrong phrase."""
+    hits = total = 0
+    for pid, paper_claims in claims.items():
+        paper = corpus.papers[pid]
+        spans = source_spans([paper.title, paper.abstract])
+        for claim in paper_claims:
+            said = words(claim.text)
+            best = max(spans, key=lambda span: len(said & words(span)) / len(said | words(span)))
+            hits += quoted(best) == quoted(claim.source_phrase)
+            total += 1
+    return hits, total
 
 
 def interleaved(edges: list[Edge]) -> list[Edge]:
@@ -121,6 +160,7 @@ def measure(settings: Settings, corpus: Corpus, edges: list[Edge], scratch: Path
     offline_matrices = dict(zip(both, offline.score(
         [(offline_claims[u], offline_claims[v]) for u, v in both]), strict=True))
     return {"papers": len(papers), "claims": claims, "claims_s": claims_s,
+            "anchored": anchored(claims, corpus),
             "claims_failed": runner.ledger.stage("claims").failed,
             "claims_usage": runner.ledger.stage("claims"), "scorable": scorable,
             "passes": passes, "offline_claims": offline_claims,
@@ -143,6 +183,8 @@ def report(settings: Settings, edges: list[Edge], data: dict[str, Any]) -> dict[
     print(f"\nclaims: {data['papers']} papers in {data['claims_s']:.1f} s "
           f"({data['claims_s'] / data['papers']:.1f} s per paper), "
           f"{data['claims_failed']} invalid after repair; load {load_average()}")
+    hits, total = data["anchored"]
+    print(f"claims quoting the sentence that shares most words with them: {hits}/{total}")
     for order in ("interleaved", "grouped"):
         p = data["passes"][order]
         total = sum(p["seconds"])
@@ -173,7 +215,9 @@ def report(settings: Settings, edges: list[Edge], data: dict[str, Any]) -> dict[
             "offline_delta": {f"{u}->{v}": d for (u, v), d in offline_delta.items()},
             "disagreements": disagreements,
             "seconds": {o: data["passes"][o]["seconds"] for o in data["passes"]},
-            "claims_s": data["claims_s"], "papers": data["papers"]}
+            "claims_s": data["claims_s"], "papers": data["papers"],
+            "claims_failed": data["claims_failed"], "anchored": data["anchored"],
+            "model_claims": {p: claim_lines(c) for p, c in data["claims"].items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--citing", type=int, default=4, help="citing papers to sample")
     parser.add_argument("--cited", type=int, default=3, help="cited papers per citing paper")
     parser.add_argument("--seed", type=int, default=7, help="sampling seed")
+    parser.add_argument("--key", type=Path, default=None,
+                        help="a validation export's key.json: score its edges instead of a "
+                        "sample (the corpus must hold their papers)")
     parser.add_argument("--model", choices=get_args(LocalModelName), default=None,
                         help="the packaged model (default: the settings')")
     parser.add_argument("--out", type=Path, default=None, help="the JSON details")
@@ -192,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         settings.local_model = settings.local_model.model_copy(update={"model": args.model})
     corpus = read_corpus(args.corpus)
-    edges = sample_edges(corpus, args.citing, args.cited, args.seed)
+    edges = key_edges(args.key) if args.key else sample_edges(corpus, args.citing,
+                                                              args.cited, args.seed)
     server = LocalModelServer(settings)
     started_here = not server.status().running
     state = server.start()

@@ -69,7 +69,7 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
 
     assert result.backends == {
         "planner": "model:test/large-32b:plan_queries@2",
-        "claims": "model:test/large-32b:extract_claims@2",
+        "claims": "model:test/large-32b:extract_claims@3",
         "entailment": "model:test/small-3b:score_entailment@2",
     }
     assert result.results and result.counts["edges_scored_now"] > 0
@@ -86,7 +86,7 @@ def test_search_uses_the_model_roles_and_records_them(graph: Graph, tmp_path: Pa
     recorded = json.loads(run["usage"])
     assert recorded["planner"]["prompt_tokens"] == 200
     assert recorded["claims"]["cost_usd"] > 0
-    assert extractors == ["model:test/large-32b:extract_claims@2"]
+    assert extractors == ["model:test/large-32b:extract_claims@3"]
     # warm: the plan is cached, claims and edge scores are stored; nothing new is asked
     assert len(server.requests) == first_requests
     assert again.counts["edges_scored_now"] == 0

@@ -122,6 +122,18 @@ def test_claim_count_and_type_are_checked() -> None:
         parse(ClaimsReply, {"claims": [{"text": "t", "type": "RESULT", "source_phrase": "p"}]})
 
 
+def test_a_repeated_claim_is_refused_with_what_to_write_instead() -> None:
+    reply = parse(ClaimsReply, {"claims": [
+        {"source_phrase": phrase, "text": "FastGraph cuts training time by 40%.",
+         "type": "EMPIRICAL"}
+        for phrase in ("cuts training time by 40%", "40% on OGBN-products.",
+                       "We propose FastGraph", "Multi-agent settings are left open")]})
+    problems = check_claims(reply, SOURCE)
+    assert problems[0] == ("claim texts: 'fastgraph cuts training time by 40%.' appears 4 "
+                           "times")
+    assert problems[1].startswith("write each repeated claim again about a different sentence")
+
+
 def test_normalise_text() -> None:
     assert normalise_text("  A\u00a0“quoted”\n\ttext — here ") == 'a "quoted" text - here'
 

@@ -82,8 +82,10 @@ def test_claims_quote_only_the_papers_sentences() -> None:
     schema = claims_schema(4, 5, spans)
     assert (schema["properties"]["claims"]["minItems"],
             schema["properties"]["claims"]["maxItems"]) == (4, 5)
-    phrase = schema["$defs"]["ClaimItem"]["properties"]["source_phrase"]
-    assert phrase["enum"] == spans
+    item = schema["$defs"]["ClaimItem"]["properties"]
+    assert item["source_phrase"]["enum"] == spans
+    # The model is steered to quote first and then say what the quote claims.
+    assert list(item) == ["source_phrase", "text", "type"]
     # A reply built from those spans passes the verbatim check; the check is unchanged.
     claims = ClaimsReply.model_validate({"claims": [
         {"text": f"Claim {n}.", "type": "EMPIRICAL", "source_phrase": span}
