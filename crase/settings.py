@@ -271,7 +271,8 @@ LocalModelName = Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-13
 
 class LocalModelSettings(BaseModel):
     """The local OpenAI-compatible model server of `crase models serve` (the local-llm
-    extra): llama.cpp on the CPU, bound to loopback, serving one GGUF file."""
+    extra): llama.cpp on the CPU (or with gpu_layers on a GPU), bound to loopback, serving
+    one GGUF file."""
 
     host: str = Field("127.0.0.1", description="Listen address (loopback: no API key is set)")
     port: int = Field(8091, ge=1, le=65535, description="HTTP port of the local model server")
@@ -290,6 +291,10 @@ class LocalModelSettings(BaseModel):
     threads: int = Field(2, ge=1, description="CPU threads llama.cpp computes with (the "
                          "launcher makes waiting threads sleep, so a shared machine loses "
                          "little; 1 where other work needs a core)")
+    gpu_layers: int = Field(
+        0, ge=-1, description="Model layers llama.cpp puts on the GPU (its --n_gpu_layers): 0 "
+        "= CPU only, -1 = every layer; needs llama-cpp-python built with CUDA "
+        "(`make gpu-delta-ablation` builds it)")
     start_timeout_s: float = Field(120.0, gt=0, description="Wait this long for it to answer")
     request_timeout_s: float = Field(
         600.0, gt=0, description="The roles' per-request timeout it prints: a CPU model is slow")

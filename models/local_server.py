@@ -1,5 +1,6 @@
 """The local model server: llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`,
-the local-llm extra) on loopback, serving one GGUF file on the CPU.
+the local-llm extra) on loopback, serving one GGUF file on the CPU, or with its layers on a
+GPU (`gpu_layers`, for a llama-cpp-python built with CUDA).
 
 It serves a packaged instruct model chosen by name (models/packaged_models.py): by default
 Qwen2.5-Coder-1.5B-Instruct, whose weights install from packages in parts. Its state lives
@@ -180,11 +181,15 @@ class LocalModelServer:
         return self.status()
 
     def command(self, model: Path) -> list[str]:
+        """The server's command line; `--n_gpu_layers` only where layers go to a GPU, so the
+        CPU command stays as it was."""
+        gpu = ["--n_gpu_layers", str(self.local.gpu_layers)] if self.local.gpu_layers else []
         return [
             sys.executable, "-m", SERVER_MODULE, "--model", str(model),
             "--model_alias", served_name(self.local), "--host", self.local.host,
             "--port", str(self.local.port), "--n_ctx", str(self.local.context_tokens),
             "--n_threads", str(self.local.threads), "--n_threads_batch", str(self.local.threads),
+            *gpu,
         ]
 
     def stop(self, timeout_s: float = 30.0) -> bool:

@@ -72,3 +72,19 @@ def test_a_stale_pid_file_is_not_a_running_server(tmp_path: Path) -> None:
     server.pid_file.write_text("1")  # pid 1 is alive, but it is no llama.cpp server
     assert not server.status().running
     assert server.stop() is False and not server.pid_file.exists()
+
+
+def test_layers_go_to_the_gpu_only_when_the_setting_asks(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+
+    def command(**local: int) -> list[str]:
+        settings = Settings(var_dir=tmp_path, local_model=LocalModelSettings(**local))
+        return LocalModelServer(settings).command(model)
+
+    cpu = command()
+    assert "--n_gpu_layers" not in cpu  # the CPU command stays as it was
+    assert cpu[cpu.index("--n_threads") + 1] == "2"
+    for layers in (-1, 12):
+        assert command(gpu_layers=layers) == [*cpu, "--n_gpu_layers", str(layers)]
+    with pytest.raises(ValueError):
+        LocalModelSettings(gpu_layers=-2)
