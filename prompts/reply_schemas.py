@@ -43,6 +43,10 @@ SMALL_INT_RANGE = 10  # integer ranges up to this wide become an enum
 # grammar lets a string hold raw newlines, which no JSON parser accepts ("control character
 # found while parsing a string": every assess_abstract reply of a first run failed so).
 PLAIN_CHAR = r'[^"\\\x00-\x1F]'
+# A search query: plain characters, digits in runs of at most three, so no year (a year
+# range is applied separately, and check_search_queries refuses one).
+QUERY_CHAR = r'[^"\\\x00-\x1F0-9]'
+QUERY_WITHOUT_YEAR = rf"^({QUERY_CHAR}|[0-9]{{1,3}}{QUERY_CHAR}){{1,100}}[0-9]{{0,3}}$"
 
 
 
@@ -86,11 +90,14 @@ def facets_schema(min_facets: int, max_facets: int) -> Schema:
 
 
 def search_queries_schema(max_bibliographic: int, max_web: int) -> Schema:
-    """1..max queries of each kind, as check_search_queries wants them: without the bounds
-    Qwen2.5-1.5B wrote three bibliographic queries where two were asked for."""
+    """1..max queries of each kind, as check_search_queries wants them, none with a year:
+    without the bounds Qwen2.5-1.5B wrote three bibliographic queries where two were asked
+    for, and it copied "Ford et al. (1997)" from an idea into a query, also when asked
+    again without the year."""
     schema = steering_schema(SearchQueriesReply)
-    schema["properties"]["bibliographic"].update(minItems=1, maxItems=max_bibliographic)
-    schema["properties"]["web"].update(minItems=1, maxItems=max_web)
+    for kind, most in (("bibliographic", max_bibliographic), ("web", max_web)):
+        schema["properties"][kind].update(minItems=1, maxItems=most)
+        schema["properties"][kind]["items"]["pattern"] = QUERY_WITHOUT_YEAR
     return schema
 
 

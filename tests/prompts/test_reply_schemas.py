@@ -141,6 +141,16 @@ def test_search_queries_are_bounded_as_the_check_bounds_them() -> None:
     assert (schema["web"]["minItems"], schema["web"]["maxItems"]) == (1, 3)
 
 
+@pytest.mark.parametrize("query, allowed", [
+    ("Whole Word Morphology", True), ("COVID-19 vaccines", True), ("GPT 2", True),
+    ("top 100 results", True), ("Ford et al. (1997)", False), ("morphology 2003", False),
+    ('"exact phrase" learner', False)])
+def test_a_query_cannot_hold_a_year(query: str, allowed: bool) -> None:
+    for kind in ("bibliographic", "web"):
+        pattern = search_queries_schema(2, 3)["properties"][kind]["items"]["pattern"]
+        assert bool(re.fullmatch(pattern, query)) is allowed
+
+
 def test_covered_facets_without_facets_must_be_empty() -> None:
     for variant in assessment_schema([])["anyOf"]:
         assert variant["properties"]["covered_facets"]["maxItems"] == 0
