@@ -287,7 +287,9 @@ class LocalModelSettings(BaseModel):
     models_dir: Path | None = Field(
         None, description="Where the packaged models' joined files are kept; unset = "
         "var_dir/local-model/models")
-    context_tokens: int = Field(8192, ge=512, description="Context window (prompt + reply)")
+    # 16,384: the expert ranking of a 15-work shortlist took 7,000 prompt tokens, and with
+    # its 4,096-token reply budget and the repair turn it overflowed 8,192 on CSFCube.
+    context_tokens: int = Field(16384, ge=512, description="Context window (prompt + reply)")
     threads: int = Field(2, ge=1, description="CPU threads llama.cpp computes with (the "
                          "launcher makes waiting threads sleep, so a shared machine loses "
                          "little; 1 where other work needs a core)")
