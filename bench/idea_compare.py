@@ -83,11 +83,11 @@ def print_top_five(name: str, run: dict[str, Any], relevant: set[str]) -> None:
 def print_report(queries: list[dict[str, Any]], a: dict[str, dict[str, Any]],
                  b: dict[str, dict[str, Any]], names: tuple[str, str]) -> None:
     shared = [q for q in queries if q["query_id"] in a and q["query_id"] in b]
-    hits_a = [int(a[q["query_id"]]["hit"]) for q in shared]
-    hits_b = [int(b[q["query_id"]]["hit"]) for q in shared]
+    hits_a = [float(a[q["query_id"]]["hit"]) for q in shared]
+    hits_b = [float(b[q["query_id"]]["hit"]) for q in shared]
     diff = mean_difference(hits_a, hits_b)
-    print(f"{len(shared)} queries; Hit@5 {names[0]} {sum(hits_a)}/{len(shared)}, {names[1]} "
-          f"{sum(hits_b)}/{len(shared)}; difference {diff.value:+.3f} "
+    print(f"{len(shared)} queries; Hit@5 {names[0]} {sum(hits_a):.0f}/{len(shared)}, {names[1]} "
+          f"{sum(hits_b):.0f}/{len(shared)}; difference {diff.value:+.3f} "
           f"[{diff.low:+.3f}, {diff.high:+.3f}] (paired bootstrap, 95%)")
     print(f"\n{'query':<28} {'first relevant A':>16} {'first relevant B':>16}")
     for q in shared:
