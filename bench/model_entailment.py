@@ -164,6 +164,7 @@ def measure(settings: Settings, corpus: Corpus, edges: list[Edge], scratch: Path
     return {"papers": len(papers), "claims": claims, "claims_s": claims_s,
             "anchored": anchored(claims, corpus),
             "claims_failed": runner.ledger.stage("claims").failed,
+            "claims_failures": runner.ledger.to_dict()["failures"],
             "claims_usage": runner.ledger.stage("claims"), "scorable": scorable,
             "passes": passes, "offline_claims": offline_claims,
             "offline_matrices": offline_matrices, "offline_name": offline.name}
@@ -219,6 +220,7 @@ def report(settings: Settings, edges: list[Edge], data: dict[str, Any]) -> dict[
             "seconds": {o: data["passes"][o]["seconds"] for o in data["passes"]},
             "claims_s": data["claims_s"], "papers": data["papers"],
             "claims_failed": data["claims_failed"], "anchored": data["anchored"],
+            "claims_failures": data["claims_failures"],
             "model_claims": {p: claim_lines(c) for p, c in data["claims"].items()}}
 
 
