@@ -13,7 +13,8 @@ the project's own client, nothing cached between passes):
 1. claims of every paper by the model (`extract_claims`): seconds per paper, validity, and
    how many claims quote the sentence of the paper that shares most words with them (a
    check that each claim rests on its own source phrase, not on the first one offered);
-2. the entailment matrix of every edge twice, in two orders over the same prompts: edges
+2. the entailment matrix of every edge twice (once, grouped, with `--grouped-only`), in
+   two orders over the same prompts: edges
    interleaved across citing papers, then grouped by citing paper. Grouped, consecutive
    prompts share the instructions and the citing claims (score_entailment@2 puts them
    first), which llama.cpp's server reuses from its previous prompt: the difference in
