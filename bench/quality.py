@@ -51,8 +51,9 @@ from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
 DEPTH = max(CUTOFFS)
-MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "previous-default", "shipped",
-                "crase-ppr", "uniform-edges", "crase-salsa", "recency", "hybrid")
+MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default",
+                "learned-order", "shipped", "crase-ppr", "uniform-edges", "crase-salsa",
+                "recency", "hybrid")
 # The baselines the shipped search must beat (the ranking goal, docs/benchmarks/report.md).
 BASELINES = ("bm25", "dense", "ppr-unweighted")
 # The Crase paper's seeding, which the product shipped before the query's own search
@@ -255,10 +256,12 @@ def main_configs(base: WalkConfig) -> dict[str, WalkConfig]:
     """The walks of the main table. `base` is the product's default setting; `shipped` is
     the search exactly as `crase search` runs it (its fill included), the others are the
     walk's own list (fill none)."""
-    walk = base.but(fill="none", ranker="ppr")
+    walk = base.but(fill="none", ranker="ppr", order="walk")
     delta = walk.but(weighting="coverage")
     return {"ppr-unweighted": walk.but(weighting="uniform", **PAPER_SEEDING),
-            "previous-default": delta.but(fill="text", **PAPER_SEEDING),
+            "paper-default": delta.but(fill="text", order="walk", **PAPER_SEEDING),
+            "previous-default": base.but(order="walk"),
+            "learned-order": base.but(order="learned"),
             "shipped": base,
             "crase-ppr": delta,
             "uniform-edges": walk.but(weighting="uniform"),
@@ -289,7 +292,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
                 jobs.append(Job(4, name, config.key(), "walk", config, subset_only=True))
         if options.corruption:
             for kind in CORRUPTIONS:
-                config = base.but(ranker="ppr", fill="none", seeds=kind)
+                config = base.but(ranker="ppr", fill="none", order="walk", seeds=kind)
                 jobs.append(Job(5, name, config.key(), "walk", config, subset_only=True))
     return sorted(jobs, key=lambda job: job.phase)
 
@@ -297,7 +300,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
 def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
     """The setting an ablation varies: the shipped walk's own list, Delta-weighted for the
     settings that only act on Delta."""
-    clean = base.but(ranker="ppr", fill="none")
+    clean = base.but(ranker="ppr", fill="none", order="walk")
     return clean.but(weighting="coverage") if name in DELTA_ABLATIONS else clean
 
 
@@ -457,6 +460,10 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
                 coverage=system in walks and walks[system].weighting == "coverage")
         if "shipped" in scored and system != "shipped":
             entry["vs_shipped"] = compare(scored[system], scored["shipped"])
+        if "previous-default" in scored and system != "previous-default":
+            entry["vs_previous_default"] = {
+                str(k): compare(scored[system], scored["previous-default"], k)
+                for k in CUTOFFS}
         main.append(entry)
         rows += per_query_rows(scored[system], system)
     fusions = []
@@ -538,7 +545,7 @@ def corruption_results(data: Dataset, store: RunStore, base: WalkConfig
                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     table, rows = [], []
     for kind in ("plan", *CORRUPTIONS):
-        config = base.but(ranker="ppr", fill="none", seeds=kind)
+        config = base.but(ranker="ppr", fill="none", order="walk", seeds=kind)
         records = store.load(data.spec.name, config.key())
         scored = Scored.from_records(records, data.subset)
         label = {"plan": "clean seeds", "distractor": "lexically similar distractors",

@@ -18,7 +18,9 @@ SYSTEM_NAMES = {
     "bm25": "BM25 (full-text index)",
     "dense": "Dense (MiniLM cosine)",
     "ppr-unweighted": "PPR, unweighted (paper's seeds)",
-    "previous-default": "Previous default (paper's seeds, Delta walk, fill)",
+    "paper-default": "Paper's default (paper's seeds, Delta walk, fill)",
+    "previous-default": "Previous default (the walk's order, then the text fill)",
+    "learned-order": "Learned order (walk and text candidates, linear model)",
     "shipped": "**Shipped** (crase search as it runs by default)",
     "crase-ppr": "Crase-PPR (shipped seeds, walk only)",
     "uniform-edges": "Shipped seeds, uniform edges (no Delta)",
@@ -76,13 +78,14 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
         lines += ["### Compared with the shipped search at K = 50 (paired bootstrap, 95% "
                   "interval)", "",
                   *comparison_table(data["main"] + data["fusions"]), ""]
+        lines += previous_default_table(data["main"])
     if data["fusions"]:
         lines += ["### Other fusions, for context", "",
                   "Reciprocal-rank fusions of two or three systems, and backfill: the "
                   "walk's own list with its empty places filled by BM25 hits (the shipped "
                   "search fills from the query's own fused text ranking instead; the walk "
-                  "rows above other than shipped and previous default are the walk's own "
-                  "list, `fill=none`).", "",
+                  "rows above other than shipped, the defaults and the learned order are the "
+                  "walk's own list, `fill=none`).", "",
                   *metrics_table(data["fusions"], lambda e: e["system"]), ""]
     lines += ["### Cost per query", "", *cost_table(data["main"]), ""]
     lines += stage_table(data["main"])
@@ -169,6 +172,25 @@ def comparison_table(entries: list[dict[str, Any]]) -> list[str]:
         rows.append(f"| {label_of(entry)} | {interval(diff['recall'])} | "
                     f"{interval(diff['map'])} |")
     return rows
+
+
+def previous_default_table(entries: list[dict[str, Any]]) -> list[str]:
+    """Recall@K minus the previous default's, at every K (paired bootstrap, 95%)."""
+    compared = [e for e in entries if e.get("vs_previous_default")]
+    if not compared:
+        return []
+    cutoffs = list(compared[0]["vs_previous_default"])
+    rows = ["### Compared with the previous default at every K (Recall and MAP, paired "
+            "bootstrap, 95% interval)", "",
+            "| System | " + " | ".join(f"R@{k}" for k in cutoffs) + " | "
+            + " | ".join(f"MAP@{k}" for k in cutoffs) + " |",
+            "|---|" + "---:|" * (2 * len(cutoffs))]
+    for entry in compared:
+        diffs = entry["vs_previous_default"]
+        rows.append(f"| {label_of(entry)} | "
+                    + " | ".join(interval(diffs[k]["recall"]) for k in cutoffs) + " | "
+                    + " | ".join(interval(diffs[k]["map"]) for k in cutoffs) + " |")
+    return [*rows, ""]
 
 
 def interval(d: dict[str, Any]) -> str:

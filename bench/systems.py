@@ -28,6 +28,7 @@ from crase.search.text_ranking import fuse, search_hits
 from crase.settings import (
     Fill,
     Hops,
+    Order,
     Orientation,
     Ranker,
     SearchSettings,
@@ -94,6 +95,7 @@ class WalkConfig:
     age: Literal["current", "query"] = "current"  # the year ages are measured from
     seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
     fill: Fill = "none"  # "text": the search's own fill, as it ships
+    order: Order = "walk"  # "learned": the learned order of the walk's and text's candidates
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> "WalkConfig":
@@ -104,7 +106,8 @@ class WalkConfig:
                    sub_query_weight=settings.sub_query_weight, theta=settings.theta,
                    tau=settings.tau, beta=settings.beta, alpha=settings.alpha,
                    orientation=settings.orientation,
-                   influential_weight=settings.influential_weight, fill=settings.fill)
+                   influential_weight=settings.influential_weight, fill=settings.fill,
+                   order=settings.order)
 
     def but(self, **changes: Any) -> "WalkConfig":
         return replace(self, **changes)
@@ -114,7 +117,8 @@ class WalkConfig:
                    f"-{self.seed_rule}-w_{self.seed_weights}")
         if self.sub_queries:
             seeding += f"-sw{self.sub_query_weight:g}"
-        tail = f"-seeds_{self.seeds}" + ("-fill_text" if self.fill == "text" else "")
+        tail = (f"-seeds_{self.seeds}" + ("-fill_text" if self.fill == "text" else "")
+                + ("-order_learned" if self.order == "learned" else ""))
         if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
             return (f"walk-{self.ranker}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
                     f"-{self.orientation}{tail}")
@@ -132,7 +136,7 @@ class WalkConfig:
             "seed_weights": self.seed_weights, "sub_query_weight": self.sub_query_weight,
             "theta": self.theta, "tau": self.tau, "beta": self.beta, "alpha": self.alpha,
             "orientation": self.orientation, "k": depth, "fill": self.fill,
-            "influential_weight": self.influential_weight,
+            "influential_weight": self.influential_weight, "order": self.order,
         })
 
 

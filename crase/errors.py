@@ -247,3 +247,8 @@ class FormTokenRejected(ApiKeyRejected):
 class RayUnavailable(CraseError):
     """The Ray engine was asked for but the `ray` package is not installed, or the Ray
     cluster cannot hold the workers asked for."""
+
+
+class RankerModelInvalid(SettingsError):
+    """A learned ranking model file is missing, unreadable, or names features the search
+    does not compute (`crase train-ranker` writes one)."""

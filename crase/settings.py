@@ -61,6 +61,7 @@ Ranker = Literal["ppr", "salsa"]
 Orientation = Literal["references", "citing", "both"]
 Weighting = Literal["coverage", "uniform", "influential"]
 Fill = Literal["none", "text"]
+Order = Literal["walk", "learned"]
 
 
 def choices(model: type[BaseModel], name: str) -> tuple[str, ...]:
@@ -148,6 +149,13 @@ class SearchSettings(BaseModel):
         "text",
         description="When the walk ranks fewer than k papers (a thin citation graph), fill "
         "the rest with the query's full-text hits, marked text_match; none = the walk only",
+    )
+    order: Order = Field(
+        "walk",
+        description="The final order: walk = the walk's scores, then the text fill; learned "
+        "= a linear model over each candidate's evidence (walk, text ranks, links to the "
+        "seeds, co-citation, degrees, age; search/learned_ranking.py) orders the walk's top "
+        "200 and the query's top 100 BM25 and embedding hits",
     )
     # Bounded: GDS allocates per iteration, and 10^9 iterations ran it out of memory.
     max_iterations: int = Field(
@@ -514,6 +522,12 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    ranker_model: Path | None = Field(
+        None,
+        description="The model file of the learned order (search.order learned; `crase "
+        "train-ranker` writes one); default: the shipped model, trained on hep-th papers "
+        "published before 2003 only",
+    )
     var_dir: Path = Field(default_factory=local_var_dir,
                           description="Local state: runs, rejects, caches, the server home")
     sample_corpus: Path = Field(default_factory=lambda: Path.cwd() / "data" / "sample",

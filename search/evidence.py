@@ -39,6 +39,9 @@ class PaperEvidence:
     # share of the walk's restart mass (1 / rank^2, normalised): why a seed stands high.
     text_rank: int | None = None
     restart_share: float | None = None
+    # Under the learned order: the features that placed the paper, each with its term of
+    # the model's score (the largest first; search/learned_ranking.py).
+    ranking_features: dict[str, float] | None = None
 
     def edges(self) -> list[EdgeEvidence]:
         return self.path + self.strongest_edges

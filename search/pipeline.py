@@ -19,6 +19,7 @@ from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
 from crase.search.audit import record_considered, record_results, record_seeds
+from crase.search.candidate_features import WALK_POOL
 from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
 from crase.search.expansion import Edge, Neighbourhood, expand
 from crase.search.grounding import (
@@ -28,6 +29,7 @@ from crase.search.grounding import (
     read_claims,
     read_matrices,
 )
+from crase.search.learned_ranking import RankerModel, model_at, order_by_model
 from crase.search.ranking import Walk, rank
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
@@ -48,8 +50,8 @@ if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
     from crase.search.semantic_scholar_source import SemanticScholarSource
 
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
-STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
-          "evidence", "record")
+STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "order",
+          "fill", "evidence", "record")
 
 
 @dataclass
@@ -210,10 +212,21 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         pruned = (prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau) if by_delta
                   else keep_all_edges(hood.nodes, hood.edges, hood.seeds,
                                       walk_weights(p, hood)))
+    learned = p.order == "learned"
     with run.stage("rank"):
         walk = Walk(p.ranker, p.orientation, request.age_reference(),
-                    p.beta if by_delta else 0.0, p.alpha, p.k, p.max_iterations, p.tolerance)
+                    p.beta if by_delta else 0.0, p.alpha,
+                    max(p.k, WALK_POOL) if learned else p.k, p.max_iterations, p.tolerance)
         ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
+    placed: dict[str, dict[str, float]] = {}
+    order: dict[str, Any] = {"order": p.order}
+    walked = {paper for paper, _ in ranked}
+    with run.stage("order"):
+        if learned:
+            model = model_at(backends.ranker_model)
+            order["model"] = model.summary()
+            ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
+                                            model)
     with run.stage("fill"):
         ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
                                             p.k, request.exclude)
@@ -222,13 +235,29 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text,
                                   hood.influential, weighted=by_delta)
         _attach_seed_places(result.results, result.seeds, restart)
+        for paper in result.results:
+            paper.evidence.ranking_features = placed.get(paper.id)
+            if learned and paper.id not in walked:
+                paper.evidence.text_match = True
     with run.stage("record"):
         result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
-                                plan_calls=1 if planned else 0)
+                                plan_calls=1 if planned else 0) | {"order": order}
         record_considered(run.recorder, _considered_rows(hood, pruned))
         record_results(run.recorder, [
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
              "evidence": _evidence_json(r.evidence)} for r in result.results])
+
+
+def _order_learned(graph: Graph, backends: SearchBackends, request: SearchRequest,
+                   walked: list[tuple[str, float]], hood: Neighbourhood,
+                   restart: dict[str, float], model: RankerModel
+                   ) -> tuple[list[tuple[str, float]], dict[str, dict[str, float]]]:
+    """The learned order of the walk's list and the query's text hits: the top k with each
+    one's largest feature contributions."""
+    placed = order_by_model(graph, backends.encoder, request.query, walked, hood, restart,
+                            request.exclude, model, request.params.k)
+    return ([(p.id, p.score) for p in placed],
+            {p.id: p.contributions for p in placed})
 
 
 def walk_weights(p: SearchSettings, hood: Neighbourhood) -> dict[Edge, float] | None:

@@ -309,7 +309,18 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
                       scores: Sequence[float] | None = None) -> list[str]:
     """Short lines: how the walk reached the paper (other papers named by title where
     `titles` has them), what its score means among `scores` (the whole list's), and its
-    best-grounded edge; texts end at a word boundary."""
+    best-grounded edge; texts end at a word boundary. Under the learned order, one more
+    line: the features that placed it, with their terms of the model's score."""
+    lines = describe_walk_evidence(paper, seeded_by, titles, scores)
+    if paper.evidence.ranking_features:
+        lines.append("placed by: " + ", ".join(
+            f"{name} {value:+.2f}" for name, value in paper.evidence.ranking_features.items()))
+    return lines
+
+
+def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,
+                           titles: Mapping[str, str] | None = None,
+                           scores: Sequence[float] | None = None) -> list[str]:
     from crase.search.evidence import clip, describe_delta, describe_score
 
     ev = paper.evidence

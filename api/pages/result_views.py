@@ -64,6 +64,10 @@ def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
     if evidence.get("text_match"):
         summary.append("Not reached by the walk: a full-text match of the query that filled "
                        "an empty place in the list.")
+    if evidence.get("ranking_features"):
+        summary.append("Placed by the learned order; its largest terms: " + ", ".join(
+            f"{name} {value:+.2f}" for name, value in evidence["ranking_features"].items())
+            + ".")
     if not summary:
         summary.append("No graph evidence was recorded for this paper.")
     return {"summary": summary,

@@ -7,6 +7,7 @@ to everything it produced, so an offline result is never mistaken for a model re
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -62,6 +63,8 @@ class SearchBackends:
     encoder: TextEncoder | None = None
     # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
     provider: ProviderSettings | None = None
+    # The learned order's model file (Settings.ranker_model); None: the shipped model.
+    ranker_model: Path | None = None
 
     def names(self) -> dict[str, str]:
         return {"planner": self.planner.name, "claims": self.extractor.name,

@@ -63,8 +63,9 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     data = results["datasets"]["fixture"]
     assert data["queries"] == 2 and data["subset"] == 1
     systems = [entry["system"] for entry in data["main"]]
-    assert systems == ["bm25", "dense", "ppr-unweighted", "previous-default", "shipped",
-                       "crase-ppr", "uniform-edges", "crase-salsa", "recency", "hybrid"]
+    assert systems == ["bm25", "dense", "ppr-unweighted", "paper-default",
+                       "previous-default", "learned-order", "shipped", "crase-ppr",
+                       "uniform-edges", "crase-salsa", "recency", "hybrid"]
     for entry in data["main"]:
         metrics = entry["metrics"]
         assert metrics["failed"] == 0 and metrics["missing"] == 0, entry["system"]

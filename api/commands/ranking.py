@@ -1,0 +1,66 @@
+"""`crase train-ranker`: the learned order's model, trained on the loaded corpus's own
+citations (search/ranker_training.py)."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from crase.settings import Settings
+
+ORDER = 85  # place in `crase --help` (api/cli.py): before `bench`
+
+
+def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    train = subparsers.add_parser(
+        "train-ranker", help="train the learned order from the corpus's own citations",
+        description="Draws source papers published before --before-year, runs each one's "
+                    "title and first two abstract sentences as a search with the paper and "
+                    "its edges hidden, and fits a linear model that ranks its in-corpus "
+                    "references first. Writes the model with a description of its training "
+                    "data; set CRASE_RANKER_MODEL to the file and CRASE_SEARCH__ORDER="
+                    "learned to search with it.")
+    train.add_argument("--out", type=Path, required=True, help="the model file (JSON)")
+    train.add_argument("--corpus", required=True,
+                       help="the corpus's name, stored in the description (e.g. hep-th)")
+    train.add_argument("--before-year", type=int, required=True,
+                       help="train only on papers published before this year")
+    train.add_argument("--queries", type=int, default=600,
+                       help="training queries drawn (default 600)")
+    train.add_argument("--seed", type=int, default=0, help="the draw's random seed")
+    train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
+                       help="a query set (queries.jsonl) whose source papers are never drawn")
+    train.set_defaults(handler=run_train_ranker)
+
+
+def run_train_ranker(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.bench.quality import read_query_file
+    from crase.graph import Graph
+    from crase.search.learned_ranking import save_model
+    from crase.search.ranker_training import (
+        gather_examples,
+        read_training_queries,
+        train_ranker,
+    )
+    from crase.search.roles.from_settings import build_search_backends
+
+    held = frozenset(row["source_paper_id"] for path in args.hold_out
+                     for row in read_query_file(path))
+    params = settings.search.model_copy(update={"order": "walk"})
+
+    def progress(done: int, total: int) -> None:
+        if done % 50 == 0 or done == total:
+            print(f"{done}/{total} training queries", file=sys.stderr, flush=True)
+
+    with Graph.connect(settings.database) as graph:
+        queries = read_training_queries(graph, args.before_year, args.queries, args.seed,
+                                        held_out=held)
+        examples = gather_examples(graph, build_search_backends(settings), params, queries,
+                                   progress)
+    model = train_ranker(examples, args.out.stem, args.corpus, {
+        "before_year": args.before_year, "seed": args.seed,
+        "held_out_query_files": [path.name for path in args.hold_out]})
+    save_model(model, args.out)
+    print(f"model: {args.out} ({len(examples)} queries, "
+          f"{model.description['queries_with_a_relevant_candidate']} with a relevant "
+          "candidate)")
+    return 0

@@ -1,0 +1,208 @@
+"""The learned ranking measured apart from the search: candidates and features are gathered
+once per query (the slow part), then models are fit and compared in seconds.
+
+    python -m crase.bench.learned_ranking collect --queries Q.jsonl --out dev.pkl
+    python -m crase.bench.learned_ranking collect --train 600 --before-year 2003 \\
+        --hold-out Q.jsonl --out train.pkl
+    python -m crase.bench.learned_ranking evaluate --train train.pkl --dev dev.pkl
+
+`collect --queries` gathers a benchmark query set (each source paper hidden with its
+edges); `collect --train` draws training queries from the corpus's own citations
+(search/ranker_training.py), never a held-out set's source paper. `evaluate` fits the full
+model and one without each feature group on the training file, and prints each one's
+Recall@K, MAP@K and Hit@5 on the dev file next to the walk's own order (the previous
+default: the walk's top k, its empty places filled from the fused text ranking), with
+paired bootstrap intervals against it. The candidate pool bounds every model: the
+`pool` row is the recall of the whole candidate set.
+
+The figures of record come from `crase bench quality` (shipped against previous-default);
+this tool is for choosing the model and the ablations on the same dev queries.
+"""
+
+import argparse
+import pickle
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crase.bench.metrics import CUTOFFS, average_precision_at_k, hit_at_k, hits_at_k
+from crase.bench.quality import read_query_file, resolve_queries
+from crase.bench.significance import mean_difference, pooled_difference
+from crase.graph import Graph
+from crase.search.candidate_features import FEATURE_GROUPS, FEATURES
+from crase.search.learned_ranking import RankerModel, order_candidates, save_model
+from crase.search.ranker_training import (
+    TrainingExample,
+    TrainingQuery,
+    example_from,
+    read_training_queries,
+    search_evidence,
+    train_ranker,
+    training_example,
+)
+from crase.search.text_ranking import BM25_WEIGHT, fuse
+from crase.settings import Settings
+
+K = 50
+
+
+@dataclass
+class DevQuery:
+    example: TrainingExample
+    walk_order: list[str]  # the previous default's list: the walk's top K, then text
+
+
+def collect(args: argparse.Namespace) -> None:
+    settings = Settings()
+    from crase.search.roles.from_settings import build_search_backends
+
+    backends = build_search_backends(settings)
+    params = settings.search.model_copy(update={"k": K})
+    graph = Graph.connect(settings.database)
+    started = time.perf_counter()
+    try:
+        if args.queries:
+            rows = read_query_file(args.queries)
+            queries, _, _ = resolve_queries(graph, rows)
+            queries = queries[: args.limit] if args.limit else queries
+            items: list[Any] = []
+            for done, q in enumerate(queries, start=1):
+                tq = TrainingQuery(q.source_id, q.text, q.year, q.relevant)
+                evidence = search_evidence(graph, backends, params, q.text, [q.source_id])
+                example = example_from(graph, evidence, tq)
+                items.append(DevQuery(example, walk_order(evidence.walk, evidence.lexical,
+                                                          evidence.dense)))
+                report(done, len(queries), started)
+        else:
+            held = frozenset(row["source_paper_id"] for path in args.hold_out
+                             for row in read_query_file(path))
+            train = read_training_queries(graph, args.before_year, args.train, args.seed,
+                                          held_out=held)
+            items = []
+            for done, tq in enumerate(train, start=1):
+                items.append(training_example(graph, backends, params, tq))
+                report(done, len(train), started)
+    finally:
+        graph.close()
+    args.out.write_bytes(pickle.dumps(items))
+
+
+def report(done: int, total: int, started: float) -> None:
+    if done % 25 == 0 or done == total:
+        per = (time.perf_counter() - started) / done
+        print(f"{done}/{total} queries, {per:.2f} s/query", file=sys.stderr, flush=True)
+
+
+def walk_order(walk: Any, lexical: Any, dense: Any) -> list[str]:
+    """The walk's top K, then the fused text ranking's papers it lacks (the shipped fill)."""
+    ranked = [paper for paper, _ in walk[:K]]
+    fused = [paper for paper, _ in fuse([[h.id for h in lexical], [h.id for h in dense]],
+                                        [BM25_WEIGHT, 1.0])]
+    return list(dict.fromkeys(ranked + fused))[:K]
+
+
+def figures(rankings: list[list[str]], relevants: list[frozenset[str]]) -> dict[str, float]:
+    total = sum(len(r) for r in relevants)
+    out = {f"R@{k}": sum(hits_at_k(r, set(rel), k) for r, rel in zip(rankings, relevants,
+                                                                      strict=True)) / total
+           for k in CUTOFFS}
+    for k in (5, 50):
+        out[f"MAP@{k}"] = float(np.mean([average_precision_at_k(r, set(rel), k)
+                                         for r, rel in zip(rankings, relevants, strict=True)]))
+    out["Hit@5"] = float(np.mean([hit_at_k(r, set(rel), 5)
+                                  for r, rel in zip(rankings, relevants, strict=True)]))
+    return out
+
+
+def versus(a: list[list[str]], b: list[list[str]], relevants: list[frozenset[str]]) -> str:
+    sizes = [len(r) for r in relevants]
+    recall = pooled_difference([hits_at_k(r, set(rel), K) for r, rel in zip(a, relevants,
+                                                                             strict=True)],
+                               [hits_at_k(r, set(rel), K) for r, rel in zip(b, relevants,
+                                                                             strict=True)],
+                               sizes)
+    ap = mean_difference([average_precision_at_k(r, set(rel), K)
+                          for r, rel in zip(a, relevants, strict=True)],
+                         [average_precision_at_k(r, set(rel), K)
+                          for r, rel in zip(b, relevants, strict=True)])
+    return (f"R@50 {recall.value:+.3f} [{recall.low:+.3f}, {recall.high:+.3f}]  "
+            f"MAP@50 {ap.value:+.3f} [{ap.low:+.3f}, {ap.high:+.3f}]")
+
+
+def model_rankings(model: RankerModel, dev: list[DevQuery]) -> list[list[str]]:
+    return [[p.id for p in order_candidates(model, q.example.candidates, K)] for q in dev]
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    train: list[TrainingExample] = pickle.loads(args.train.read_bytes())
+    dev: list[DevQuery] = pickle.loads(args.dev.read_bytes())
+    relevants = [q.example.query.answer for q in dev]
+    baseline = [q.walk_order for q in dev]
+    pool = [[p for p, label in zip(q.example.candidates.ids, q.example.labels, strict=True)
+             if label] for q in dev]
+    rows = {"previous default (walk order)": baseline}
+    variants = {"learned, all features": FEATURES}
+    variants |= {f"learned, without {group}": tuple(f for f in FEATURES if f not in names)
+                 for group, names in FEATURE_GROUPS.items()}
+    models = {}
+    for label, features in variants.items():
+        models[label] = train_ranker(train, label, "dev", {}, features)
+        rows[label] = model_rankings(models[label], dev)
+    print(f"{len(train)} training queries, {len(dev)} dev queries; candidate pool recall "
+          f"{sum(len(p) for p in pool) / sum(len(r) for r in relevants):.3f}")
+    header = list(figures(baseline, relevants))
+    print("| system | " + " | ".join(header) + " | vs previous default |")
+    for label, rankings in rows.items():
+        values = figures(rankings, relevants)
+        against = "" if rankings is baseline else versus(rankings, baseline, relevants)
+        print(f"| {label} | " + " | ".join(f"{values[h]:.3f}" for h in header)
+              + f" | {against} |")
+    full = models["learned, all features"]
+    print("weights (standardised):", {f: round(w, 3) for f, w in zip(full.features,
+                                                                        full.weights,
+                                                                        strict=True)})
+    if args.save:
+        model = train_ranker(train, args.save.stem, args.corpus, {
+            "before_year": args.before_year, "seed": args.seed,
+            "held_out_query_files": args.held_out_names,
+            "command": "python -m crase.bench.learned_ranking collect --train "
+                       f"{len(train)} --before-year {args.before_year} --seed {args.seed}"})
+        if any(year is None or year >= args.before_year
+               for year in (e.query.year for e in train)):
+            raise SystemExit(f"a training query is not from before {args.before_year}")
+        save_model(model, args.save)
+        print(f"model: {args.save}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m crase.bench.learned_ranking")
+    actions = parser.add_subparsers(dest="action", required=True)
+    gather = actions.add_parser("collect")
+    gather.add_argument("--queries", type=Path, help="a benchmark query set (dev)")
+    gather.add_argument("--limit", type=int)
+    gather.add_argument("--train", type=int, default=0, help="training queries to draw")
+    gather.add_argument("--before-year", type=int, default=2003)
+    gather.add_argument("--seed", type=int, default=0)
+    gather.add_argument("--hold-out", type=Path, action="append", default=[])
+    gather.add_argument("--out", type=Path, required=True)
+    gather.set_defaults(handler=collect)
+    measure = actions.add_parser("evaluate")
+    measure.add_argument("--train", type=Path, required=True)
+    measure.add_argument("--dev", type=Path, required=True)
+    measure.add_argument("--save", type=Path, help="write the full model, trained on --train")
+    measure.add_argument("--corpus", default="", help="the training corpus's name")
+    measure.add_argument("--before-year", type=int, default=2003)
+    measure.add_argument("--seed", type=int, default=0)
+    measure.add_argument("--held-out-names", nargs="*", default=[],
+                         help="names of the query files held out of the draw")
+    measure.set_defaults(handler=evaluate)
+    args = parser.parse_args(argv)
+    args.handler(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""The evidence for each candidate of one search, as numbers a learned ranking combines
+(search/learned_ranking.py).
+
+The candidates are the walk's top `WALK_POOL` papers and the query's top `TEXT_POOL` hits
+of BM25 and of the embeddings. For each, the features below, every one computed from what
+the search itself has: the walk's list, the two text lists, the neighbourhood's citation
+edges and the seeds' restart mass, the corpus's citation counts (without the citations of
+the excluded papers: a benchmark query's hidden source paper does not count) and years.
+Nothing here reads a paper the search excludes or an edge of one.
+
+Each feature belongs to one group; the benchmark's ablations train without one group at a
+time (bench/learned_ranking.py).
+"""
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from crase.graph import Graph
+from crase.search.expansion import Edge, Neighbourhood
+from crase.search.text_ranking import BM25_WEIGHT, Encoder, Hit, fuse, search_hits, vector_hits
+
+WALK_POOL = 200  # the walk's top papers that become candidates
+TEXT_POOL = 100  # each text ranking's top hits that become candidates
+VOTED_POOL = 100  # papers most cited by the text hits that become candidates
+LOG_FLOOR = -12.0  # log of a walk score relative to the best, for a paper it never reached
+AGE_CLIP = (-10.0, 30.0)  # years before the seeds, clipped
+
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "walk": ("walk_log_score", "walk_log_rank", "walk_reached"),
+    "text": ("bm25_log_rank", "bm25_relative_score", "dense_log_rank", "dense_cosine"),
+    "seed_links": ("is_seed", "seed_restart", "cites_seeds", "cited_by_seeds"),
+    "cocitation": ("cocited_with_seeds", "coupled_with_seeds"),
+    "text_citers": ("cited_by_text_hits", "text_hit_votes"),
+    "degree": ("neighbourhood_cited_by", "neighbourhood_cites", "corpus_cited_by"),
+    "age": ("years_before_seeds", "newer_than_seeds"),
+}
+FEATURES: tuple[str, ...] = tuple(name for names in FEATURE_GROUPS.values() for name in names)
+
+
+@dataclass(frozen=True)
+class SearchEvidence:
+    """What one search knows when it orders its candidates."""
+
+    walk: Sequence[tuple[str, float]]  # the walk's ranking, best first, with its scores
+    lexical: Sequence[Hit]  # BM25 hits, best first
+    dense: Sequence[Hit]  # embedding hits, best first (score: cosine)
+    edges: Sequence[Edge]  # every citation edge of the neighbourhood
+    restart: Mapping[str, float]  # each seed's restart mass (sums to 1)
+    years: Mapping[str, int | None]  # the year of each neighbourhood paper
+    # The references of the query's fused text hits (TEXT_POOL of them), hit -> cited ids,
+    # and the cited papers' years.
+    hit_references: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    reference_years: Mapping[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    ids: list[str]
+    values: NDArray[np.float64]  # one row per candidate, one column per FEATURES name
+
+    def column(self, name: str) -> NDArray[np.float64]:
+        return self.values[:, FEATURES.index(name)]
+
+
+def gathered(graph: Graph, walk: Sequence[tuple[str, float]], lexical: Sequence[Hit],
+             dense: Sequence[Hit], hood: Neighbourhood, restart: Mapping[str, float],
+             excluded: list[str]) -> SearchEvidence:
+    """The evidence of a search's stages: its walk, text lists and neighbourhood, with
+    the restart mass of the seeds the neighbourhood holds, and the references of its fused
+    text hits (read here, the excluded papers left out)."""
+    hits = fused_hits(lexical, dense)
+    rows = graph.read("read_references_of_papers", ids=hits, excluded=excluded) if hits else []
+    references = {row["id"]: [cited for cited, _ in row["references"]] for row in rows}
+    years = {cited: year for row in rows for cited, year in row["references"]}
+    return SearchEvidence(walk, lexical, dense, hood.edges,
+                          {s: restart[s] for s in hood.seeds if s in restart}, hood.years,
+                          references, years)
+
+
+def fused_hits(lexical: Sequence[Hit], dense: Sequence[Hit]) -> list[str]:
+    """The query's own text ranking (BM25 and embeddings fused as the seeds are,
+    search/text_ranking.py), TEXT_POOL papers."""
+    fused = fuse([[h.id for h in lexical], [h.id for h in dense]], [BM25_WEIGHT, 1.0])
+    return [paper for paper, _ in fused[:TEXT_POOL]]
+
+
+def text_hit_votes(evidence: SearchEvidence) -> tuple[dict[str, float], dict[str, int]]:
+    """For each paper the fused text hits cite: the sum of 1 / rank of the hits citing it,
+    and how many cite it."""
+    votes: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for rank, hit in enumerate(fused_hits(evidence.lexical, evidence.dense), start=1):
+        for cited in evidence.hit_references.get(hit, ()):
+            votes[cited] = votes.get(cited, 0.0) + 1.0 / rank
+            counts[cited] = counts.get(cited, 0) + 1
+    return votes, counts
+
+
+def candidate_ids(evidence: SearchEvidence) -> list[str]:
+    """The walk's top WALK_POOL, then papers it lacks: BM25's and the embeddings' top
+    TEXT_POOL each, and the VOTED_POOL papers the text hits cite most (text_hit_votes)."""
+    ids = [paper for paper, _ in evidence.walk[:WALK_POOL]]
+    ids += [hit.id for hit in evidence.lexical[:TEXT_POOL]]
+    ids += [hit.id for hit in evidence.dense[:TEXT_POOL]]
+    votes, _ = text_hit_votes(evidence)
+    ids += sorted(votes, key=lambda paper: (-votes[paper], paper))[:VOTED_POOL]
+    return list(dict.fromkeys(ids))
+
+
+def read_cited_by(graph: Graph, ids: list[str], excluded: list[str]) -> dict[str, int]:
+    """How often each paper is cited in the corpus, citations of `excluded` papers left out."""
+    rows = graph.read("read_cited_by_counts", ids=ids, excluded=excluded)
+    return {row["id"]: int(row["cited_by"]) for row in rows}
+
+
+def text_lists(graph: Graph, encoder: Encoder | None, query: str,
+               excluded: list[str]) -> tuple[list[Hit], list[Hit]]:
+    """The query's BM25 and embedding hits, TEXT_POOL each (no embeddings without an
+    encoder, or without stored vectors)."""
+    lexical = search_hits(graph, query, TEXT_POOL, excluded)
+    dense = vector_hits(graph, encoder, query, TEXT_POOL, excluded) if encoder else []
+    return lexical, dense
+
+
+def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) -> Candidates:
+    """The FEATURES of every candidate (candidate_ids order)."""
+    ids = candidate_ids(evidence)
+    years = dict(evidence.reference_years) | dict(evidence.years)
+    for hit in [*evidence.lexical, *evidence.dense]:
+        years.setdefault(hit.id, hit.year)
+    votes, counts = text_hit_votes(evidence)
+    columns = (walk_columns(ids, evidence.walk) | text_columns(ids, evidence)
+               | graph_columns(ids, evidence.edges, evidence.restart)
+               | {"corpus_cited_by": np.log1p([cited_by.get(p, 0) for p in ids]),
+                  "cited_by_text_hits": np.log1p([counts.get(p, 0) for p in ids]),
+                  "text_hit_votes": np.log1p([10.0 * votes.get(p, 0.0) for p in ids])}
+               | age_columns(ids, years, evidence.restart))
+    values = np.column_stack([np.asarray(columns[name], dtype=np.float64)
+                              for name in FEATURES]) if ids else np.zeros((0, len(FEATURES)))
+    return Candidates(ids, values)
+
+
+def walk_columns(ids: list[str], walk: Sequence[tuple[str, float]]
+                 ) -> dict[str, NDArray[np.float64]]:
+    place = {paper: rank for rank, (paper, _) in enumerate(walk, start=1)}
+    score = dict(walk)
+    top = max((s for _, s in walk), default=0.0)
+    unranked = math.log(len(walk) + 1)
+
+    def log_score(paper: str) -> float:
+        value = score.get(paper, 0.0)
+        return max(math.log(value / top), LOG_FLOOR) if value > 0 and top > 0 else LOG_FLOOR
+
+    return {
+        "walk_log_score": np.array([log_score(p) for p in ids]),
+        "walk_log_rank": np.array([math.log(place[p]) if p in place else unranked
+                                   for p in ids]),
+        "walk_reached": np.array([float(p in place) for p in ids]),
+    }
+
+
+def text_columns(ids: list[str], evidence: SearchEvidence) -> dict[str, NDArray[np.float64]]:
+    def log_ranks(hits: Sequence[Hit]) -> NDArray[np.float64]:
+        place = {hit.id: rank for rank, hit in enumerate(hits, start=1)}
+        missing = math.log(len(hits) + 1)
+        return np.array([math.log(place[p]) if p in place else missing for p in ids])
+
+    top_bm25 = max((h.score for h in evidence.lexical), default=0.0)
+    bm25 = {h.id: h.score / top_bm25 for h in evidence.lexical} if top_bm25 > 0 else {}
+    cosine = {h.id: h.score for h in evidence.dense}
+    # A paper outside the dense list is no closer than its last hit.
+    floor = min(cosine.values(), default=0.0)
+    return {
+        "bm25_log_rank": log_ranks(evidence.lexical),
+        "bm25_relative_score": np.array([bm25.get(p, 0.0) for p in ids]),
+        "dense_log_rank": log_ranks(evidence.dense),
+        "dense_cosine": np.array([cosine.get(p, floor) for p in ids]),
+    }
+
+
+def graph_columns(ids: list[str], edges: Sequence[Edge], restart: Mapping[str, float]
+                  ) -> dict[str, NDArray[np.float64]]:
+    """Links to the seeds, co-citation and coupling with them (each seed weighing its
+    restart mass, times the number of seeds: equal masses count plain links), and
+    citations inside the neighbourhood."""
+    references: dict[str, set[str]] = {}
+    citers: dict[str, set[str]] = {}
+    for citing, cited in edges:
+        references.setdefault(citing, set()).add(cited)
+        citers.setdefault(cited, set()).add(citing)
+    scale = len(restart)
+    cites_seeds, cited_by_seeds, cocited, coupled = (dict.fromkeys(ids, 0.0) for _ in range(4))
+    wanted = set(ids)
+    for seed, mass in restart.items():
+        weight = mass * scale
+        for paper in references.get(seed, ()):
+            if paper in wanted:
+                cited_by_seeds[paper] += weight
+        for paper in citers.get(seed, ()):
+            if paper in wanted:
+                cites_seeds[paper] += weight
+        for citing in citers.get(seed, ()):  # co-cited: both cited by one paper
+            for paper in references.get(citing, ()):
+                if paper in wanted and paper != seed:
+                    cocited[paper] += weight
+        for cited in references.get(seed, ()):  # coupled: both cite one paper
+            for paper in citers.get(cited, ()):
+                if paper in wanted and paper != seed:
+                    coupled[paper] += weight
+    return {
+        "is_seed": np.array([float(p in restart) for p in ids]),
+        "seed_restart": np.array([math.sqrt(restart.get(p, 0.0)) for p in ids]),
+        "cites_seeds": np.log1p([cites_seeds[p] for p in ids]),
+        "cited_by_seeds": np.log1p([cited_by_seeds[p] for p in ids]),
+        "cocited_with_seeds": np.log1p([cocited[p] for p in ids]),
+        "coupled_with_seeds": np.log1p([coupled[p] for p in ids]),
+        "neighbourhood_cited_by": np.log1p([len(citers.get(p, ())) for p in ids]),
+        "neighbourhood_cites": np.log1p([len(references.get(p, ())) for p in ids]),
+    }
+
+
+def age_columns(ids: list[str], years: Mapping[str, int | None], restart: Mapping[str, float]
+                ) -> dict[str, NDArray[np.float64]]:
+    """Years before the seeds' year (their restart-weighted mean): the query's own year is
+    not known to a search, the year of its best text hits is. A paper without a year sits
+    at the seeds' year."""
+    dated = [(years[s], mass) for s, mass in restart.items() if years.get(s) is not None]
+    total = sum(mass for _, mass in dated)
+    if not dated or total <= 0:
+        return {"years_before_seeds": np.zeros(len(ids)), "newer_than_seeds": np.zeros(len(ids))}
+    centre = sum(float(year or 0) * mass for year, mass in dated) / total
+    newest = max(year or 0 for year, _ in dated)
+    before = [centre - year if (year := years.get(p)) is not None else 0.0 for p in ids]
+    return {
+        "years_before_seeds": np.clip(before, *AGE_CLIP),
+        "newer_than_seeds": np.array([float((years.get(p) or 0) > newest) for p in ids]),
+    }

@@ -1,0 +1,195 @@
+"""Training the learned ranking from a corpus's own citations, with no labels: a paper's
+title and first two abstract sentences are a query and its in-corpus references are the
+answer, the way the benchmark query sets are built (../shared/data/README.md).
+
+Each training query runs the search's own stages up to its candidates (seeds, the 1.5-hop
+neighbourhood, the walk, the two text rankings: search/candidate_features.py) with its
+source paper excluded, which leaves that paper out with all its edges, exactly as the
+benchmark hides a query's source. The source's references are read once, as the answer,
+and never reach the features.
+
+The model is linear (search/learned_ranking.py) and fit by a listwise softmax loss: per
+query, the cross-entropy between the softmax of the scores over its candidates and the
+uniform distribution over its relevant candidates, with an L2 penalty, by full-batch Adam
+on standardised features. Queries whose candidates hold no relevant paper teach nothing
+and are left out of the fit (counted in the description).
+"""
+
+import hashlib
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from crase.graph import Graph
+from crase.scoring.delta import keep_all_edges
+from crase.search.candidate_features import (
+    FEATURES,
+    WALK_POOL,
+    Candidates,
+    SearchEvidence,
+    candidate_features,
+    candidate_ids,
+    gathered,
+    read_cited_by,
+    text_lists,
+)
+from crase.search.expansion import expand
+from crase.search.learned_ranking import RankerModel
+from crase.search.pipeline import seed_rules
+from crase.search.ranking import Walk, rank
+from crase.search.roles.protocols import SearchBackends
+from crase.search.seeds import find_seeds, restart_distribution, unique_seed_ids
+from crase.settings import SearchSettings
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+QUERY_SENTENCES = 2  # abstract sentences after the title, as in the benchmark sets
+L2 = 1e-3
+STEPS = 400
+LEARNING_RATE = 0.05
+
+
+@dataclass(frozen=True)
+class TrainingQuery:
+    source_id: str
+    text: str
+    year: int | None
+    answer: frozenset[str]  # the source's in-corpus references
+
+
+@dataclass(frozen=True)
+class TrainingExample:
+    """One training query's candidates, with 1 for each relevant candidate."""
+
+    query: TrainingQuery
+    candidates: Candidates
+    labels: NDArray[np.float64]
+
+
+def query_text(title: str, abstract: str, sentences: int = QUERY_SENTENCES) -> str:
+    """The title and the first `sentences` sentences of the abstract, as one query."""
+    head = " ".join(SENTENCE_END.split(" ".join(abstract.split()))[:sentences])
+    title = " ".join(title.split()).rstrip(".")
+    return f"{title}. {head}".strip()
+
+
+def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
+                          min_references: int = 5, held_out: frozenset[str] = frozenset()
+                          ) -> list[TrainingQuery]:
+    """`count` source papers published before `before_year` (at least `min_references`
+    in-corpus references each), drawn at random with `seed`; papers in `held_out` (a
+    benchmark's source papers) are never drawn."""
+    rows = [row for row in graph.read("read_training_papers", before_year=before_year,
+                                      min_references=min_references)
+            if row["id"] not in held_out]
+    generator = np.random.default_rng(seed)
+    picked = sorted(generator.choice(len(rows), size=min(count, len(rows)), replace=False))
+    return [TrainingQuery(rows[i]["id"], query_text(rows[i]["title"], rows[i]["abstract"]),
+                          rows[i]["year"], frozenset(rows[i]["references"]))
+            for i in picked]
+
+
+def search_evidence(graph: Graph, backends: SearchBackends, params: SearchSettings,
+                    query: str, excluded: list[str]) -> SearchEvidence:
+    """The evidence a search with `params` gathers for `query` before it orders its
+    candidates (the stages of search/pipeline.py, nothing recorded)."""
+    seeds = find_seeds(graph, backends.encoder, query, [], seed_rules(params), excluded)
+    seed_ids = unique_seed_ids(seeds)
+    restart = restart_distribution(seeds, params.seed_weights)
+    hood = expand(graph, seed_ids, params.hops, excluded)
+    pruned = keep_all_edges(hood.nodes, hood.edges, hood.seeds)
+    walk = Walk(params.ranker, params.orientation, datetime.now(UTC).year, 0.0, params.alpha,
+                max(params.k, WALK_POOL), params.max_iterations, params.tolerance)
+    ranked = rank(graph, f"train-{uuid.uuid4().hex[:12]}", pruned, walk, restart, hood.years)
+    lexical, dense = text_lists(graph, backends.encoder, query, excluded)
+    return gathered(graph, ranked, lexical, dense, hood, restart, excluded)
+
+
+def training_example(graph: Graph, backends: SearchBackends, params: SearchSettings,
+                     query: TrainingQuery) -> TrainingExample:
+    """The query's candidates with its source paper and every edge of it hidden."""
+    evidence = search_evidence(graph, backends, params, query.text, [query.source_id])
+    return example_from(graph, evidence, query)
+
+
+def example_from(graph: Graph, evidence: SearchEvidence, query: TrainingQuery
+                 ) -> TrainingExample:
+    """The candidates of gathered evidence, labelled by the query's answer."""
+    ids = candidate_ids(evidence)
+    candidates = candidate_features(evidence, read_cited_by(graph, ids, [query.source_id]))
+    labels = np.array([float(p in query.answer) for p in candidates.ids])
+    return TrainingExample(query, candidates, labels)
+
+
+def fit_linear(examples: Sequence[TrainingExample], features: Sequence[str] = FEATURES,
+               l2: float = L2, steps: int = STEPS,
+               learning_rate: float = LEARNING_RATE) -> tuple[NDArray[np.float64], ...]:
+    """(mean, scale, weights) of the listwise model over `features`, from the examples that
+    hold a relevant candidate."""
+    columns = [FEATURES.index(name) for name in features]
+    useful = [e for e in examples if e.labels.sum() > 0]
+    if not useful:
+        raise ValueError("no training query has a relevant paper among its candidates")
+    stacked = np.vstack([e.candidates.values[:, columns] for e in useful])
+    mean = stacked.mean(axis=0)
+    scale = stacked.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    groups = [((e.candidates.values[:, columns] - mean) / scale, e.labels / e.labels.sum())
+              for e in useful]
+    weights = np.zeros(len(columns))
+    first, second = np.zeros_like(weights), np.zeros_like(weights)
+    for step in range(1, steps + 1):
+        gradient = l2 * weights
+        for z, target in groups:
+            scores = z @ weights
+            probabilities = np.exp(scores - scores.max())
+            probabilities /= probabilities.sum()
+            gradient += z.T @ (probabilities - target) / len(groups)
+        first = 0.9 * first + 0.1 * gradient
+        second = 0.999 * second + 0.001 * gradient ** 2
+        weights -= (learning_rate * (first / (1 - 0.9 ** step))
+                    / (np.sqrt(second / (1 - 0.999 ** step)) + 1e-8))
+    return mean, scale, weights
+
+
+def train_ranker(examples: Sequence[TrainingExample], name: str, corpus: str,
+                 settings: dict[str, Any], features: Sequence[str] = FEATURES) -> RankerModel:
+    """The model fit on `examples`, described by the training data it saw: the corpus,
+    every source paper with its year, and how the queries were drawn."""
+    mean, scale, weights = fit_linear(examples, features)
+    sources = sorted((e.query.source_id, e.query.year) for e in examples)
+    years = [year for _, year in sources if year is not None]
+    description = {
+        "corpus": corpus,
+        "queries": len(examples),
+        "queries_with_a_relevant_candidate": sum(int(e.labels.sum() > 0) for e in examples),
+        "source_year_min": min(years, default=None),
+        "source_year_max": max(years, default=None),
+        "query": f"title and first {QUERY_SENTENCES} abstract sentences; answer: the "
+                 "source's in-corpus references; source paper and its edges hidden",
+        "loss": f"listwise softmax, L2 {L2}, {STEPS} Adam steps",
+        "trained": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sources_sha256": hashlib.sha256(
+            "\n".join(s for s, _ in sources).encode()).hexdigest(),
+        "sources": [[source, year] for source, year in sources],
+        **settings,
+    }
+    return RankerModel(name, tuple(features), tuple(map(float, mean)),
+                       tuple(map(float, scale)), tuple(map(float, weights)), description)
+
+
+def gather_examples(graph: Graph, backends: SearchBackends, params: SearchSettings,
+                    queries: Sequence[TrainingQuery],
+                    progress: Callable[[int, int], None] | None = None
+                    ) -> list[TrainingExample]:
+    examples = []
+    for done, query in enumerate(queries, start=1):
+        examples.append(training_example(graph, backends, params, query))
+        if progress:
+            progress(done, len(queries))
+    return examples

@@ -1,0 +1,69 @@
+"""The candidates' features: which papers become candidates, and what each feature counts."""
+
+import math
+
+import pytest
+
+from crase.search.candidate_features import (
+    FEATURE_GROUPS,
+    FEATURES,
+    SearchEvidence,
+    candidate_features,
+    candidate_ids,
+)
+from crase.search.text_ranking import Hit
+
+
+def hit(paper: str, score: float, year: int | None = 2000) -> Hit:
+    return Hit(paper, paper, year, score)
+
+
+def evidence() -> SearchEvidence:
+    # Seeds s (mass 0.8) and t (0.2); x cites s and a; y cites s and t; a cites b.
+    edges = [("x", "s"), ("x", "a"), ("y", "s"), ("y", "t"), ("a", "b"), ("s", "b")]
+    return SearchEvidence(
+        walk=[("s", 0.4), ("t", 0.2), ("a", 0.1), ("x", 0.05)],
+        lexical=[hit("t", 10.0), hit("q", 5.0)],
+        dense=[hit("q", 0.9), hit("r", 0.8, None)],
+        edges=edges, restart={"s": 0.8, "t": 0.2},
+        years={"s": 2000, "t": 1998, "a": 1990, "x": 2002, "y": 2001, "b": 1980},
+        # The fused text ranking is q, r, t: q and r cite b and c, t cites c.
+        hit_references={"q": ["b", "c"], "t": ["c"], "r": ["b", "c"]},
+        reference_years={"b": 1980, "c": 1985})
+
+
+def test_candidates_are_the_walk_then_each_text_list_then_the_hits_references() -> None:
+    assert candidate_ids(evidence()) == ["s", "t", "a", "x", "q", "r", "c", "b"]
+
+
+def test_groups_hold_every_feature_once() -> None:
+    names = [name for group in FEATURE_GROUPS.values() for name in group]
+    assert tuple(names) == FEATURES and len(set(names)) == len(names)
+
+
+def test_features_count_links_cocitation_and_ages() -> None:
+    found = candidate_features(evidence(), {"a": 12, "q": 3})
+    row = {paper: dict(zip(FEATURES, found.values[i], strict=True))
+           for i, paper in enumerate(found.ids)}
+    # a: reached third by the walk, cited with s by x (co-citation weighed 0.8 * 2 seeds),
+    # coupled with s through b, cited 12 times in the corpus, ten years before the seeds.
+    assert row["a"]["walk_log_rank"] == pytest.approx(math.log(3))
+    assert row["a"]["walk_log_score"] == pytest.approx(math.log(0.1 / 0.4))
+    assert row["a"]["cocited_with_seeds"] == pytest.approx(math.log1p(1.6))
+    assert row["a"]["coupled_with_seeds"] == pytest.approx(math.log1p(1.6))
+    assert row["a"]["corpus_cited_by"] == pytest.approx(math.log1p(12))
+    assert row["a"]["years_before_seeds"] == pytest.approx(0.8 * 2000 + 0.2 * 1998 - 1990)
+    # x cites the seed s: its restart mass, times the two seeds.
+    assert row["x"]["cites_seeds"] == pytest.approx(math.log1p(1.6))
+    assert row["x"]["newer_than_seeds"] == 1.0
+    # q: no walk, second in BM25 at half the top score, first in the dense list.
+    assert row["q"]["walk_reached"] == 0.0 and row["q"]["dense_log_rank"] == 0.0
+    assert row["q"]["bm25_relative_score"] == pytest.approx(0.5)
+    assert row["s"]["is_seed"] == 1.0 and row["s"]["seed_restart"] == pytest.approx(0.8 ** 0.5)
+    # c is cited by all three text hits (ranks 1, 2, 3), b by the first two.
+    assert row["c"]["cited_by_text_hits"] == pytest.approx(math.log1p(3))
+    assert row["c"]["text_hit_votes"] == pytest.approx(math.log1p(10 * (1 + 1 / 2 + 1 / 3)))
+    assert row["b"]["text_hit_votes"] == pytest.approx(math.log1p(10 * (1 + 1 / 2)))
+    assert row["c"]["years_before_seeds"] == pytest.approx(0.8 * 2000 + 0.2 * 1998 - 1985)
+    # r has no year: it sits at the seeds' year.
+    assert row["r"]["years_before_seeds"] == 0.0

@@ -1,0 +1,78 @@
+"""The learned order's model: its scores are the sum of the contributions it shows, it
+survives a round trip to its file, the trainer fits it, and the shipped model was trained
+on pre-2003 hep-th papers only."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crase.errors import RankerModelInvalid
+from crase.search.candidate_features import FEATURES, Candidates
+from crase.search.learned_ranking import (
+    RankerModel,
+    load_model,
+    order_candidates,
+    save_model,
+)
+from crase.search.ranker_training import (
+    TrainingExample,
+    TrainingQuery,
+    fit_linear,
+    query_text,
+    train_ranker,
+)
+
+
+def candidates(rows: int, seed: int) -> Candidates:
+    generator = np.random.default_rng(seed)
+    return Candidates([f"p{i}" for i in range(rows)],
+                      generator.normal(size=(rows, len(FEATURES))))
+
+
+def test_score_is_the_sum_of_the_contributions() -> None:
+    model = RankerModel("m", ("walk_log_score", "dense_cosine"), (0.0, 1.0), (2.0, 1.0),
+                        (1.0, -0.5))
+    found = candidates(6, 0)
+    placed = order_candidates(model, found, 3)
+    assert len(placed) == 3
+    scores = [p.score for p in placed]
+    assert scores == sorted(scores, reverse=True)
+    walk, dense = found.column("walk_log_score"), found.column("dense_cosine")
+    for paper in placed:
+        i = found.ids.index(paper.id)
+        assert paper.score == pytest.approx(walk[i] / 2 - 0.5 * (dense[i] - 1.0))
+        assert sum(paper.contributions.values()) == pytest.approx(paper.score, abs=1e-3)
+
+
+def test_model_file_round_trip_and_refusals(tmp_path: Path) -> None:
+    model = RankerModel("m", ("walk_log_rank",), (1.0,), (2.0,), (-0.3,), {"corpus": "x"})
+    save_model(model, tmp_path / "m.json")
+    assert load_model(tmp_path / "m.json") == model
+    (tmp_path / "bad.json").write_text('{"format": "crase-linear-ranker/1", "features": '
+                                       '["no_such_feature"], "mean": [0], "scale": [1], '
+                                       '"weights": [1]}')
+    with pytest.raises(RankerModelInvalid):
+        load_model(tmp_path / "bad.json")
+    with pytest.raises(RankerModelInvalid):
+        load_model(tmp_path / "missing.json")
+
+
+def test_fit_ranks_the_informative_feature_first() -> None:
+    generator = np.random.default_rng(1)
+    examples = []
+    for q in range(30):
+        found = candidates(40, q)
+        labels = (found.column("cited_by_seeds") + 0.3 * generator.normal(size=40) > 1.0)
+        examples.append(TrainingExample(TrainingQuery(f"s{q}", "", 2000, frozenset()), found,
+                                        labels.astype(float)))
+    _, _, weights = fit_linear(examples)
+    assert int(np.argmax(weights)) == FEATURES.index("cited_by_seeds")
+    model = train_ranker(examples, "m", "synthetic", {"before_year": 2001})
+    assert model.description["source_year_max"] == 2000
+    assert model.description["queries"] == 30
+
+
+def test_query_text_is_the_title_and_two_sentences() -> None:
+    text = query_text("A title.", "First one. Second one!  Third one. Fourth.")
+    assert text == "A title. First one. Second one!"
