@@ -228,12 +228,18 @@ def check_claims(
     reply: ClaimsReply, source_text: str, min_claims: int = 4, max_claims: int = 5
 ) -> list[str]:
     problems = _count_problems("claims", len(reply.claims), min_claims, max_claims)
-    repeated = _duplicate_problems("claim texts", [claim.text for claim in reply.claims])
+    texts = [claim.text for claim in reply.claims]
+    repeated = _duplicate_problems("claim texts", texts)
     if repeated:
-        # A bare "appears 2 times" brought the same claims back; saying what to write
-        # instead lets a small model leave its loop.
-        repeated.append("write each repeated claim again about a different sentence of the "
-                        "paper text, or split a sentence that says two things into two claims")
+        # A bare "appears 2 times" brought the same claims back; saying what to do
+        # instead lets a small model leave its loop. Dropping the copies is an edit it
+        # can make; writing new claims is asked for only where the count needs them.
+        if len({normalise_text(text) for text in texts}) >= min_claims:
+            repeated.append("keep one copy of each repeated claim and drop the others")
+        else:
+            repeated.append("write each repeated claim again about a different sentence of "
+                            "the paper text, or split a sentence that says two things into "
+                            "two claims")
     problems += repeated
     source = normalise_text(source_text)
     for number, claim in enumerate(reply.claims, start=1):
@@ -283,7 +289,13 @@ def check_high_level_facets(reply: HighLevelFacets) -> list[str]:
 
 def check_recalled_papers(reply: RecalledPapersReply, max_papers: int) -> list[str]:
     problems = _count_problems("papers", len(reply.papers), 0, max_papers)
-    problems += _duplicate_problems("titles", [paper.title for paper in reply.papers])
+    repeated = _duplicate_problems("titles", [paper.title for paper in reply.papers])
+    if repeated:
+        # Qwen2.5-1.5B wrote one title 6 and 7 times, and again when told only that;
+        # dropping the copies is an edit a small model can make.
+        repeated.append("keep one copy of each repeated paper and drop the others; fewer "
+                        "papers are fine")
+    problems += repeated
     for number, paper in enumerate(reply.papers, start=1):
         if paper.doi is not None and not DOI.match(paper.doi):
             problems.append(f"paper {number}: doi {paper.doi!r} is not of the form 10.x/y")

@@ -105,6 +105,35 @@ def test_claims_are_extracted_and_unverifiable_ones_left_out(
     assert any("not a verbatim span" in failure["detail"] for failure in failures)
 
 
+def test_a_short_text_may_give_one_claim_and_a_repeated_one_is_dropped_on_repair(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
+) -> None:
+    short = "We introduce a sparse attention kernel for long documents."
+    twice = json.dumps({"claims": [
+        {"source_phrase": short, "text": "The paper introduces a sparse kernel.",
+         "type": "METHODOLOGICAL"}] * 2})
+    chat_server.script(Reply(twice), Reply(claims_reply([short])))
+    endpoint = make_endpoint(response_format="json_object_schema")
+    claims = ModelClaimExtractor(endpoint, runner).extract(
+        [PaperText("p1", "A sparse kernel for long documents", short)])
+    assert len(claims["p1"]) == 1
+    first, repair = chat_server.requests
+    assert "with 1 to 5 claims" in user_text(first)
+    assert first["response_format"]["schema"]["properties"]["claims"]["minItems"] == 1
+    asked_again = str(repair["messages"][-1]["content"])
+    assert "appears 2 times" in asked_again and "keep one copy" in asked_again
+
+
+def test_a_text_of_four_sentences_is_asked_for_four_claims(
+    chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
+) -> None:
+    chat_server.script(Reply(claims_reply(GOOD_PHRASES[:3])), Reply(claims_reply(GOOD_PHRASES)))
+    ModelClaimExtractor(make_endpoint(), runner).extract([PaperText("p1", "Title", ABSTRACT)])
+    first, repair = chat_server.requests
+    assert "with 4 to 5 claims" in user_text(first)
+    assert "claims: expected 4 to 5, got 3" in str(repair["messages"][-1]["content"])
+
+
 def test_paper_text_is_sent_as_data_and_cut_to_the_limit(
     chat_server: ChatServer, make_endpoint: MakeEndpoint, runner: ModelRunner
 ) -> None:

@@ -133,6 +133,9 @@ def test_a_repeated_claim_is_refused_with_what_to_write_instead() -> None:
                            "times")
     assert problems[1].startswith("write each repeated claim again about a different sentence")
 
+    # Where the distinct claims are enough, dropping the copies is what is asked.
+    assert check_claims(reply, SOURCE, min_claims=1)[1] == (
+        "keep one copy of each repeated claim and drop the others")
 
 def test_normalise_text() -> None:
     assert normalise_text("  A\u00a0“quoted”\n\ttext — here ") == 'a "quoted" text - here'
@@ -261,7 +264,8 @@ def test_recalled_papers_identifiers_are_well_formed() -> None:
     bad = parse(RecalledPapersReply, {"papers": [
         paper(title="A", doi="doi:10.1/x", arxiv_id="arXiv 1706"), paper(title="a", url="ftp://x")]})
     problems = check_recalled_papers(bad, 1)
-    assert len(problems) == 5  # count, duplicate title, doi, arxiv id, url
+    assert len(problems) == 6  # count, duplicate title and what to do, doi, arxiv id, url
+    assert "keep one copy of each repeated paper" in problems[2]
     with pytest.raises(ValidationError):
         parse(RecalledPapersReply, {"papers": [paper(year="2020")]})
 
