@@ -1,8 +1,11 @@
 """The idea workflow's structuring prompts on the ideas of a query set, each asked once,
 cold: facets, structural features, high-level facets and search queries, as `crase idea`
-asks them (on the planner endpoint; a failed part falls back to the offline structurer).
+asks them (on the planner endpoint; a failed part falls back to the offline structurer),
+and with `--parts recall` the papers the expert endpoint recalls for the idea (as many as
+`recall_max_papers`).
 
     .venv/bin/python -m crase.bench.idea_structuring --queries Q.jsonl [--limit N]
+        [--parts structuring recall]
 
 Needs the planner role on a model (`crase models serve` prints the settings). Prints, per
 prompt, calls, valid first time, repaired, failed, tokens and seconds per call, then each
@@ -16,7 +19,7 @@ from pathlib import Path
 
 from crase.bench.idea_eval import read_queries
 from crase.bench.machine_state import load_average
-from crase.idea.roles.model import ModelStructurer
+from crase.idea.roles.model import ModelRecaller, ModelStructurer
 from crase.models.chat import ModelRunner
 from crase.settings import Settings
 from crase.usage import ModelLedger
@@ -27,20 +30,32 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=Path, required=True, help="queries.jsonl")
     parser.add_argument("--limit", type=int, help="only the first N queries")
+    parser.add_argument("--parts", nargs="+", choices=("structuring", "recall"),
+                        default=["structuring"], help="which prompts to ask (default: "
+                        "structuring; recall asks the expert endpoint)")
     args = parser.parse_args(argv)
     settings = Settings()
-    if not settings.models.planner.configured:
-        print("idea_structuring: no planner model configured: start one with `crase models "
-              "serve` and export the settings it prints", file=sys.stderr)
+    roles = {"structuring": "planner", "recall": "expert"}
+    missing = [roles[part] for part in args.parts
+               if not getattr(settings.models, roles[part]).configured]
+    if missing:
+        print(f"idea_structuring: no {' or '.join(missing)} model configured: start one with "
+              "`crase models serve` and export the settings it prints", file=sys.stderr)
         return 2
-    structurer = ModelStructurer(settings.models.planner)
+    structurer = ModelStructurer(settings.models.planner) if "structuring" in args.parts \
+        else None
+    recaller = ModelRecaller(settings.models.expert) if "recall" in args.parts else None
     runner = ModelRunner(ModelLedger(), cache=None)
     failures = []
     started = time.monotonic()
     print(f"load before {load_average()}")
     for query in read_queries(args.queries)[: args.limit]:
-        structure = structurer.structure(runner, query["query"], settings.idea)
-        failures += [(query["query_id"], failure) for failure in structure.failures]
+        if structurer is not None:
+            structure = structurer.structure(runner, query["query"], settings.idea)
+            failures += [(query["query_id"], failure) for failure in structure.failures]
+        if recaller is not None:
+            recall = recaller.recall(runner, query["query"], settings.idea.recall_max_papers)
+            failures += [(query["query_id"], recall.failure)] if recall.failure else []
     print_table(runner.ledger)
     print(f"{time.monotonic() - started:.0f} s in all; load after {load_average()}")
     for query_id, failure in failures:
