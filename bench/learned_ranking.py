@@ -81,7 +81,7 @@ def collect(args: argparse.Namespace) -> None:
             held = frozenset(row["source_paper_id"] for path in args.hold_out
                              for row in read_query_file(path))
             train = read_training_queries(graph, args.before_year, args.train, args.seed,
-                                          held_out=held)
+                                          held_out=held, from_year=args.from_year)
             items = []
             for done, tq in enumerate(train, start=1):
                 items.append(training_example(graph, backends, params, tq))
@@ -167,10 +167,11 @@ def evaluate(args: argparse.Namespace) -> None:
                                                                         strict=True)})
     if args.save:
         model = train_ranker(train, args.save.stem, args.corpus, {
-            "before_year": args.before_year, "seed": args.seed,
+            "before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
             "held_out_query_files": args.held_out_names,
             "command": "python -m crase.bench.learned_ranking collect --train "
-                       f"{len(train)} --before-year {args.before_year} --seed {args.seed}"})
+                       f"{len(train)} --from-year {args.from_year} --before-year "
+                       f"{args.before_year} --seed {args.seed}"})
         if any(year is None or year >= args.before_year
                for year in (e.query.year for e in train)):
             raise SystemExit(f"a training query is not from before {args.before_year}")
@@ -186,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     gather.add_argument("--limit", type=int)
     gather.add_argument("--train", type=int, default=0, help="training queries to draw")
     gather.add_argument("--before-year", type=int, default=2003)
+    gather.add_argument("--from-year", type=int, help="draw only papers from this year on")
     gather.add_argument("--seed", type=int, default=0)
     gather.add_argument("--hold-out", type=Path, action="append", default=[])
     gather.add_argument("--out", type=Path, required=True)
@@ -196,6 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--save", type=Path, help="write the full model, trained on --train")
     measure.add_argument("--corpus", default="", help="the training corpus's name")
     measure.add_argument("--before-year", type=int, default=2003)
+    measure.add_argument("--from-year", type=int)
     measure.add_argument("--seed", type=int, default=0)
     measure.add_argument("--held-out-names", nargs="*", default=[],
                          help="names of the query files held out of the draw")

@@ -32,7 +32,7 @@ from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import Settings
 
-STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "fill",
+STAGES = ["plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "order", "fill",
           "evidence", "record"]
 
 

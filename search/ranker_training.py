@@ -79,13 +79,13 @@ def query_text(title: str, abstract: str, sentences: int = QUERY_SENTENCES) -> s
 
 
 def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
-                          min_references: int = 5, held_out: frozenset[str] = frozenset()
-                          ) -> list[TrainingQuery]:
-    """`count` source papers published before `before_year` (at least `min_references`
-    in-corpus references each), drawn at random with `seed`; papers in `held_out` (a
-    benchmark's source papers) are never drawn."""
+                          min_references: int = 5, held_out: frozenset[str] = frozenset(),
+                          from_year: int | None = None) -> list[TrainingQuery]:
+    """`count` source papers published before `before_year` (and from `from_year` on, when
+    given), with at least `min_references` in-corpus references each, drawn at random with
+    `seed`; papers in `held_out` (a benchmark's source papers) are never drawn."""
     rows = [row for row in graph.read("read_training_papers", before_year=before_year,
-                                      min_references=min_references)
+                                      from_year=from_year, min_references=min_references)
             if row["id"] not in held_out]
     generator = np.random.default_rng(seed)
     picked = sorted(generator.choice(len(rows), size=min(count, len(rows)), replace=False))

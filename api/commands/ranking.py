@@ -24,8 +24,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                        help="the corpus's name, stored in the description (e.g. hep-th)")
     train.add_argument("--before-year", type=int, required=True,
                        help="train only on papers published before this year")
-    train.add_argument("--queries", type=int, default=600,
-                       help="training queries drawn (default 600)")
+    train.add_argument("--from-year", type=int,
+                       help="draw only papers published in this year or later (the shipped "
+                            "model: 2002, the year before its benchmark's queries)")
+    train.add_argument("--queries", type=int, default=400,
+                       help="training queries drawn (default 400)")
     train.add_argument("--seed", type=int, default=0, help="the draw's random seed")
     train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
                        help="a query set (queries.jsonl) whose source papers are never drawn")
@@ -53,11 +56,11 @@ def run_train_ranker(args: argparse.Namespace, settings: Settings) -> int:
 
     with Graph.connect(settings.database) as graph:
         queries = read_training_queries(graph, args.before_year, args.queries, args.seed,
-                                        held_out=held)
+                                        held_out=held, from_year=args.from_year)
         examples = gather_examples(graph, build_search_backends(settings), params, queries,
                                    progress)
     model = train_ranker(examples, args.out.stem, args.corpus, {
-        "before_year": args.before_year, "seed": args.seed,
+        "before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
         "held_out_query_files": [path.name for path in args.hold_out]})
     save_model(model, args.out)
     print(f"model: {args.out} ({len(examples)} queries, "

@@ -10,6 +10,7 @@ import pytest
 from crase.errors import RankerModelInvalid
 from crase.search.candidate_features import FEATURES, Candidates
 from crase.search.learned_ranking import (
+    SHIPPED_MODEL,
     RankerModel,
     load_model,
     order_candidates,
@@ -76,3 +77,19 @@ def test_fit_ranks_the_informative_feature_first() -> None:
 def test_query_text_is_the_title_and_two_sentences() -> None:
     text = query_text("A title.", "First one. Second one!  Third one. Fourth.")
     assert text == "A title. First one. Second one!"
+
+
+def test_shipped_model_was_trained_on_pre_2003_hep_th_only() -> None:
+    model = load_model(SHIPPED_MODEL)
+    described = model.description
+    assert described["corpus"] == "hep-th"
+    assert described["before_year"] == 2003 and described["source_year_max"] < 2003
+    sources = described["sources"]
+    assert len(sources) == described["queries"] > 0
+    assert all(year is not None and year < 2003 for _, year in sources)
+    # hep-th ids are 7-digit arXiv numbers (yymmnnn) of 1992-2002: no cs768 id
+    # (2106.04689) and no CSFCube id among them.
+    assert all(len(paper) == 7 and paper.isdigit() and paper[:2] in
+               {"92", "93", "94", "95", "96", "97", "98", "99", "00", "01", "02"}
+               for paper, _ in sources)
+    assert described["held_out_query_files"] == ["hepth/queries.jsonl"]

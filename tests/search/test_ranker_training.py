@@ -1,0 +1,74 @@
+"""The trainer never sees a training query's source paper or its edges: the candidates and
+their features with the source hidden are those of the same graph with the source deleted.
+And the learned order in a search: each result shows its feature contributions, the Run
+records the model."""
+
+import json
+
+import numpy as np
+import pytest
+
+from crase.graph import Graph
+from crase.search.learned_ranking import SHIPPED_MODEL
+from crase.search.pipeline import run_search
+from crase.search.ranker_training import (
+    TrainingQuery,
+    query_text,
+    read_training_queries,
+    training_example,
+)
+from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends
+from crase.settings import SearchSettings, Settings
+from tests.search.test_pipeline import load_slice
+
+pytestmark = pytest.mark.integration
+
+
+def test_trainer_never_sees_the_source_paper_or_its_edges(graph: Graph) -> None:
+    load_slice(graph, 600)
+    backends = build_search_backends(Settings())
+    params = SearchSettings()
+    query = max(read_training_queries(graph, before_year=3000, count=40, seed=0,
+                                      min_references=3),
+                key=lambda q: len(q.answer))
+    hidden = training_example(graph, backends, params, query)
+    assert query.source_id not in hidden.candidates.ids
+    assert hidden.labels.sum() > 0  # its references are found, with the source hidden
+
+    with graph.driver.session() as session:
+        session.run("MATCH (p:Paper {id: $id}) DETACH DELETE p", id=query.source_id).consume()
+    gone = training_example(graph, backends, params,
+                            TrainingQuery("(deleted)", query.text, query.year, query.answer))
+    assert gone.candidates.ids == hidden.candidates.ids
+    np.testing.assert_array_equal(gone.candidates.values, hidden.candidates.values)
+
+
+def test_training_queries_respect_the_year_and_the_held_out_set(graph: Graph) -> None:
+    rows = load_slice(graph, 600)
+    years = {row["id"]: row["year"] for row in rows}
+    every = read_training_queries(graph, before_year=3000, count=1000, seed=0,
+                                  min_references=3)
+    cut = sorted(years[q.source_id] for q in every)[len(every) // 2]
+    early = read_training_queries(graph, before_year=cut, count=1000, seed=0,
+                                  min_references=3, held_out=frozenset({every[0].source_id}))
+    assert early and all(years[q.source_id] < cut for q in early)
+    assert every[0].source_id not in {q.source_id for q in early}
+    first = next(row for row in rows if row["id"] == every[0].source_id)
+    assert every[0].text == query_text(first["title"], first["abstract"])
+
+
+def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) -> None:
+    rows = load_slice(graph, 400)
+    backends = build_search_backends(Settings())
+    request = SearchRequest(query=rows[3]["title"], params=SearchSettings(k=15,
+                                                                           order="learned"))
+    result = run_search(graph, backends, request)
+    assert len(result.results) == 15
+    assert all(r.evidence.ranking_features for r in result.results)
+    assert result.counts["order"]["order"] == "learned"
+    assert result.counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
+    with graph.driver.session() as session:
+        record = session.run("MATCH (r:Run {id: $id})-[x:RETURNED]->() RETURN x.evidence AS e "
+                             "ORDER BY x.rank LIMIT 1", id=result.run_id).single()
+    assert json.loads(record["e"])["ranking_features"]
