@@ -134,7 +134,11 @@ def versus(a: list[list[str]], b: list[list[str]], relevants: list[frozenset[str
 
 
 def model_rankings(model: RankerModel, dev: list[DevQuery]) -> list[list[str]]:
-    return [[p.id for p in order_candidates(model, q.example.candidates, K)] for q in dev]
+    """The model's top K where the walk ranked at least K papers; elsewhere the walk's
+    order and the text fill, as the search does (search/pipeline.py)."""
+    return [[p.id for p in order_candidates(model, q.example.candidates, K)]
+            if q.example.candidates.column("walk_reached").sum() >= K else q.walk_order
+            for q in dev]
 
 
 def evaluate(args: argparse.Namespace) -> None:

@@ -222,11 +222,18 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     order: dict[str, Any] = {"order": p.order}
     walked = {paper for paper, _ in ranked}
     with run.stage("order"):
-        if learned:
+        if learned and len(ranked) >= p.k:
             model = model_at(backends.ranker_model)
             order["model"] = model.summary()
             ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
                                             model)
+        elif learned:
+            # A thin graph: the walk ranks fewer than k papers and the list is mostly the
+            # text fill, whose order the model never learned (it lost on CSFCube:
+            # docs/retrieval-quality.md). The walk's order and the fill stay.
+            order["not_applied"] = (f"the walk ranked {len(ranked)} papers, fewer than "
+                                    f"k = {p.k}: the walk's order and the text fill")
+            learned = False
     with run.stage("fill"):
         ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
                                             p.k, request.exclude)

@@ -72,3 +72,15 @@ def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) ->
         record = session.run("MATCH (r:Run {id: $id})-[x:RETURNED]->() RETURN x.evidence AS e "
                              "ORDER BY x.rank LIMIT 1", id=result.run_id).single()
     assert json.loads(record["e"])["ranking_features"]
+
+
+def test_a_thin_graph_keeps_the_walks_order_and_the_fill(graph: Graph) -> None:
+    rows = load_slice(graph, 400)
+    backends = build_search_backends(Settings())
+    query = rows[3]["title"]
+    learned = run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=300, order="learned")))
+    walk = run_search(graph, backends, SearchRequest(query=query, params=SearchSettings(k=300)))
+    assert "fewer than k = 300" in learned.counts["order"]["not_applied"]
+    assert [r.id for r in learned.results] == [r.id for r in walk.results]
+    assert not any(r.evidence.ranking_features for r in learned.results)
