@@ -311,11 +311,13 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
     `titles` has them), what its score means among `scores` (the whole list's), and its
     best-grounded edge; texts end at a word boundary. Under the learned order, one more
     line: the features that placed it, with their terms of the model's score."""
-    lines = describe_walk_evidence(paper, seeded_by, titles, scores)
-    if paper.evidence.ranking_features:
-        lines.append("placed by: " + ", ".join(
-            f"{name} {value:+.2f}" for name, value in paper.evidence.ranking_features.items()))
-    return lines
+    placed = paper.evidence.ranking_features
+    if not placed:
+        return describe_walk_evidence(paper, seeded_by, titles, scores)
+    # The score is the model's (a sum of terms, any sign), not a walk's share.
+    return [*describe_walk_evidence(paper, seeded_by, titles, None),
+            f"model score {paper.score:+.3f}, placed by: " + ", ".join(
+                f"{name} {value:+.2f}" for name, value in placed.items())]
 
 
 def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,
