@@ -8,7 +8,8 @@ at least `--cited` papers with an abstract, and those cited papers, seeded; or, 
 takes the edges of a `crase validate export` sample (its key.json: the sample annotators
 judge, half retained and half pruned by the run's scorer). Then, with the
 packaged model on the local llama.cpp server (started unless one runs; every call through
-the project's own client, nothing cached between passes):
+the project's own client, nothing cached between passes; `--reuse` keeps the replies of
+the last run, to measure a prompt change on the requests it changes):
 
 1. claims of every paper by the model (`extract_claims`): seconds per paper, validity, and
    how many claims quote the sentence of the paper that shares most words with them (a
@@ -241,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grouped-only", action="store_true",
                         help="score the edges once, grouped by citing paper (no prefix-cache "
                         "comparison; half the entailment calls)")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep the replies stored by the last run: only requests that "
+                        "changed, or failed, reach the model (seconds then count only those)")
     parser.add_argument("--out", type=Path, default=None, help="the JSON details")
     args = parser.parse_args(argv)
     settings = Settings()
@@ -254,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     state = server.start()
     print(f"model {state.model} at {state.base_url}; {len(edges)} edges of {args.corpus}")
     scratch = settings.var_dir / "bench" / f"model-entailment-{settings.local_model.model}"
-    shutil.rmtree(scratch, ignore_errors=True)  # every pass asks the model: nothing cached
+    if not args.reuse:
+        shutil.rmtree(scratch, ignore_errors=True)  # every pass asks the model: nothing cached
     try:
         orders = ("grouped",) if args.grouped_only else ("interleaved", "grouped")
         details = report(settings, edges, measure(settings, corpus, edges, scratch, orders))
