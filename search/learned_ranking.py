@@ -36,6 +36,9 @@ from crase.search.text_ranking import Encoder
 SHIPPED_MODEL = Path(__file__).resolve().parent / "ranker_models" / "hepth-pre2003.json"
 FORMAT = "crase-linear-ranker/1"
 SHOWN_CONTRIBUTIONS = 5  # features listed per result, largest contribution first
+# The shortest query the order applies to: it is trained and measured on a title and two
+# abstract sentences (16 words and more in every dev set), not on keyword queries.
+MIN_QUERY_WORDS = 12
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,12 @@ from crase.search.grounding import (
     read_claims,
     read_matrices,
 )
-from crase.search.learned_ranking import RankerModel, model_at, order_by_model
+from crase.search.learned_ranking import (
+    MIN_QUERY_WORDS,
+    RankerModel,
+    model_at,
+    order_by_model,
+)
 from crase.search.ranking import Walk, rank
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
@@ -222,18 +227,16 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     order: dict[str, Any] = {"order": p.order}
     walked = {paper for paper, _ in ranked}
     with run.stage("order"):
-        if learned and len(ranked) >= p.k:
+        outside = learned_order_outside(request.query, len(ranked), p.k) if learned else None
+        if learned and outside is None:
             model = model_at(backends.ranker_model)
             order["model"] = model.summary()
             ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
                                             model)
         elif learned:
-            # A thin graph: the walk ranks fewer than k papers and the list is mostly the
-            # text fill, whose order the model never learned (it lost on CSFCube:
-            # docs/retrieval-quality.md). The walk's order and the fill stay.
-            order["not_applied"] = (f"the walk ranked {len(ranked)} papers, fewer than "
-                                    f"k = {p.k}: the walk's order and the text fill")
+            order["not_applied"] = f"{outside}: the walk's order and the text fill"
             learned = False
+            ranked = ranked[:p.k]  # the walk ranked a deeper pool for the model
     with run.stage("fill"):
         ranked, from_text = (fill_from_text(graph, backends.encoder, request.query, ranked,
                                             p.k, request.exclude)
@@ -253,6 +256,20 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         record_results(run.recorder, [
             {"paper_id": r.id, "rank": r.rank, "score": r.score,
              "evidence": _evidence_json(r.evidence)} for r in result.results])
+
+
+def learned_order_outside(query: str, walked: int, k: int) -> str | None:
+    """Why the learned order does not apply to this search, or None where it does. On a
+    thin graph (the walk ranks fewer than k papers) the list is mostly the text fill,
+    whose order the model never learned (applied there, it lost on CSFCube); a keyword
+    query is not the form it was trained and measured on (a title and two sentences,
+    at least 16 words in every dev set): docs/retrieval-quality.md."""
+    if walked < k:
+        return f"the walk ranked {walked} papers, fewer than k = {k}"
+    words = len(query.split())
+    if words < MIN_QUERY_WORDS:
+        return f"a keyword query ({words} words, fewer than {MIN_QUERY_WORDS})"
+    return None
 
 
 def _order_learned(graph: Graph, backends: SearchBackends, request: SearchRequest,

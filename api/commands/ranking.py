@@ -17,8 +17,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "title and first two abstract sentences as a search with the paper and "
                     "its edges hidden, and fits a linear model that ranks its in-corpus "
                     "references first. Writes the model with a description of its training "
-                    "data; set CRASE_RANKER_MODEL to the file and CRASE_SEARCH__ORDER="
-                    "learned to search with it.")
+                    "data; set CRASE_RANKER_MODEL to the file to search with it (the "
+                    "learned order is the default).")
     train.add_argument("--out", type=Path, required=True, help="the model file (JSON)")
     train.add_argument("--corpus", required=True,
                        help="the corpus's name, stored in the description (e.g. hep-th)")

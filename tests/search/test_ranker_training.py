@@ -10,7 +10,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.learned_ranking import SHIPPED_MODEL
-from crase.search.pipeline import run_search
+from crase.search.pipeline import learned_order_outside, run_search
 from crase.search.ranker_training import (
     TrainingQuery,
     query_text,
@@ -61,8 +61,8 @@ def test_training_queries_respect_the_year_and_the_held_out_set(graph: Graph) ->
 def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) -> None:
     rows = load_slice(graph, 400)
     backends = build_search_backends(Settings())
-    request = SearchRequest(query=rows[3]["title"], params=SearchSettings(k=15,
-                                                                           order="learned"))
+    query = query_text(rows[3]["title"], rows[3]["abstract"])
+    request = SearchRequest(query=query, params=SearchSettings(k=15, order="learned"))
     result = run_search(graph, backends, request)
     assert len(result.results) == 15
     assert all(r.evidence.ranking_features for r in result.results)
@@ -77,10 +77,29 @@ def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) ->
 def test_a_thin_graph_keeps_the_walks_order_and_the_fill(graph: Graph) -> None:
     rows = load_slice(graph, 400)
     backends = build_search_backends(Settings())
-    query = rows[3]["title"]
+    query = query_text(rows[3]["title"], rows[3]["abstract"])
     learned = run_search(graph, backends, SearchRequest(
         query=query, params=SearchSettings(k=300, order="learned")))
-    walk = run_search(graph, backends, SearchRequest(query=query, params=SearchSettings(k=300)))
+    walk = run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=300, order="walk")))
     assert "fewer than k = 300" in learned.counts["order"]["not_applied"]
     assert [r.id for r in learned.results] == [r.id for r in walk.results]
     assert not any(r.evidence.ranking_features for r in learned.results)
+
+
+def test_a_keyword_query_keeps_the_walks_list_of_k(graph: Graph) -> None:
+    rows = load_slice(graph, 400)
+    backends = build_search_backends(Settings())
+    learned = run_search(graph, backends, SearchRequest(
+        query=rows[3]["title"][:40], params=SearchSettings(k=5, order="learned")))
+    walk = run_search(graph, backends, SearchRequest(
+        query=rows[3]["title"][:40], params=SearchSettings(k=5, order="walk")))
+    assert "a keyword query" in learned.counts["order"]["not_applied"]
+    assert [r.id for r in learned.results] == [r.id for r in walk.results]
+    assert len(learned.results) == 5
+
+
+def test_a_keyword_query_keeps_the_walks_order() -> None:
+    assert learned_order_outside("Wilson loops", 200, 50) == (
+        "a keyword query (2 words, fewer than 12)")
+    assert learned_order_outside(" ".join(["word"] * 12), 50, 50) is None
