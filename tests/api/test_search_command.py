@@ -85,6 +85,15 @@ def test_a_score_is_explained_by_rank_and_share() -> None:
                         "(average 2.0%)")
 
 
+def test_a_learned_order_shows_the_model_score_and_its_features() -> None:
+    evidence = PaperEvidence(seed=True, reached_from="p",
+                             ranking_features={"text_hit_votes": 2.43, "walk_reached": -0.83})
+    lines = describe_evidence(paper(evidence, 4.372, 1), None, {}, [4.372, 4.1])
+    assert lines[-1] == ("model score +4.372, placed by: text_hit_votes +2.43, "
+                         "walk_reached -0.83")
+    assert not any("walk score" in line for line in lines)
+
+
 def test_authors_are_short() -> None:
     assert short_authors(["A. Sen", "B. Zwiebach", "C. Third"]) == "A. Sen et al."
     assert short_authors(["A. Sen"]) == "A. Sen"
