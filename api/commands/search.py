@@ -315,9 +315,11 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
     if not placed:
         return describe_walk_evidence(paper, seeded_by, titles, scores)
     # The score is the model's (a sum of terms, any sign), not a walk's share.
+    # Largest first, also for a run read back from its stored JSON (keys sorted there).
+    largest = sorted(placed.items(), key=lambda item: (-abs(item[1]), item[0]))
     return [*describe_walk_evidence(paper, seeded_by, titles, None),
             f"model score {paper.score:+.3f}, placed by: " + ", ".join(
-                f"{name} {value:+.2f}" for name, value in placed.items())]
+                f"{name} {value:+.2f}" for name, value in largest)]
 
 
 def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,

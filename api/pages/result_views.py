@@ -64,10 +64,10 @@ def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
     if evidence.get("text_match"):
         summary.append("Not reached by the walk: a full-text match of the query that filled "
                        "an empty place in the list.")
-    if evidence.get("ranking_features"):
+    if placed := evidence.get("ranking_features"):
+        largest = sorted(placed.items(), key=lambda item: (-abs(item[1]), item[0]))
         summary.append("Placed by the learned order; its largest terms: " + ", ".join(
-            f"{name} {value:+.2f}" for name, value in evidence["ranking_features"].items())
-            + ".")
+            f"{name} {value:+.2f}" for name, value in largest) + ".")
     if not summary:
         summary.append("No graph evidence was recorded for this paper.")
     return {"summary": summary,
