@@ -17,13 +17,15 @@ paired bootstrap intervals against it. The candidate pool bounds every model: th
 
 The figures of record come from `crase bench quality` (shipped against previous-default);
 this tool is for choosing the model and the ablations on the same dev queries.
+`evaluate --save-ablations DIR` writes every model of its table, each described by its
+training data, for `crase bench quality --ranker-ablations DIR` to measure in the search.
 """
 
 import argparse
 import pickle
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -141,21 +143,48 @@ def model_rankings(model: RankerModel, dev: list[DevQuery]) -> list[list[str]]:
             for q in dev]
 
 
+def variant_features() -> dict[str, tuple[str, ...]]:
+    """Model name -> its features: every feature, then one model without each group."""
+    variants = {"all-features": FEATURES}
+    variants |= {f"without-{group}": tuple(f for f in FEATURES if f not in names)
+                 for group, names in FEATURE_GROUPS.items()}
+    return variants
+
+
+def variant_label(name: str) -> str:
+    return ("learned, all features" if name == "all-features"
+            else f"learned, {name.replace('-', ' ', 1)}")
+
+
+def training_description(args: argparse.Namespace, train: list[TrainingExample]
+                         ) -> dict[str, Any]:
+    """How the training queries were drawn, for the description of every saved model;
+    refuses a training query from `before_year` on."""
+    if any(year is None or year >= args.before_year
+           for year in (e.query.year for e in train)):
+        raise SystemExit(f"a training query is not from before {args.before_year}")
+    return {"before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
+            "held_out_query_files": args.held_out_names,
+            "command": "python -m crase.bench.learned_ranking collect --train "
+                       f"{len(train)} --from-year {args.from_year} --before-year "
+                       f"{args.before_year} --seed {args.seed}"}
+
+
 def evaluate(args: argparse.Namespace) -> None:
     train: list[TrainingExample] = pickle.loads(args.train.read_bytes())
     dev: list[DevQuery] = pickle.loads(args.dev.read_bytes())
+    saving = bool(args.save or args.save_ablations)
+    settings = training_description(args, train) if saving else {}
     relevants = [q.example.query.answer for q in dev]
     baseline = [q.walk_order for q in dev]
     pool = [[p for p, label in zip(q.example.candidates.ids, q.example.labels, strict=True)
              if label] for q in dev]
     rows = {"previous default (walk order)": baseline}
-    variants = {"learned, all features": FEATURES}
-    variants |= {f"learned, without {group}": tuple(f for f in FEATURES if f not in names)
-                 for group, names in FEATURE_GROUPS.items()}
     models = {}
-    for label, features in variants.items():
-        models[label] = train_ranker(train, label, "dev", {}, features)
-        rows[label] = model_rankings(models[label], dev)
+    for name, features in variant_features().items():
+        models[name] = train_ranker(train, name, args.corpus if saving else "dev", settings,
+                                    features)
+        rows[variant_label(name)] = model_rankings(models[name], dev)
     print(f"{len(train)} training queries, {len(dev)} dev queries; candidate pool recall "
           f"{sum(len(p) for p in pool) / sum(len(r) for r in relevants):.3f}")
     header = list(figures(baseline, relevants))
@@ -165,22 +194,17 @@ def evaluate(args: argparse.Namespace) -> None:
         against = "" if rankings is baseline else versus(rankings, baseline, relevants)
         print(f"| {label} | " + " | ".join(f"{values[h]:.3f}" for h in header)
               + f" | {against} |")
-    full = models["learned, all features"]
+    full = models["all-features"]
     print("weights (standardised):", {f: round(w, 3) for f, w in zip(full.features,
                                                                         full.weights,
                                                                         strict=True)})
     if args.save:
-        model = train_ranker(train, args.save.stem, args.corpus, {
-            "before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
-            "held_out_query_files": args.held_out_names,
-            "command": "python -m crase.bench.learned_ranking collect --train "
-                       f"{len(train)} --from-year {args.from_year} --before-year "
-                       f"{args.before_year} --seed {args.seed}"})
-        if any(year is None or year >= args.before_year
-               for year in (e.query.year for e in train)):
-            raise SystemExit(f"a training query is not from before {args.before_year}")
-        save_model(model, args.save)
+        save_model(replace(full, name=args.save.stem), args.save)
         print(f"model: {args.save}")
+    if args.save_ablations:
+        for name, model in models.items():
+            save_model(model, args.save_ablations / f"{name}.json")
+        print(f"models: {args.save_ablations}/*.json ({len(models)})")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -200,6 +224,10 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--train", type=Path, required=True)
     measure.add_argument("--dev", type=Path, required=True)
     measure.add_argument("--save", type=Path, help="write the full model, trained on --train")
+    measure.add_argument("--save-ablations", type=Path, metavar="DIR",
+                         help="write every model of the table, trained on --train, as "
+                              "DIR/all-features.json and DIR/without-<group>.json "
+                              "(for crase bench quality --ranker-ablations DIR)")
     measure.add_argument("--corpus", default="", help="the training corpus's name")
     measure.add_argument("--before-year", type=int, default=2003)
     measure.add_argument("--from-year", type=int)

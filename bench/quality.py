@@ -7,9 +7,12 @@ For each query file (each on the Neo4j server holding its corpus):
    query left with none is dropped (counted), and the source paper's year is read from the
    graph (the Recency variant measures ages from it).
 2. Every system of the main table runs on every query; ablations and the seed-corruption
-   test run on the first `subset` queries (a fixed, documented subset). Each (system
-   setting, query) is one line of `<out>/runs/<dataset>/<key>.jsonl`, written as soon as it
-   finishes; a rerun skips what is done, so an interrupted benchmark resumes.
+   test run on the first `subset` queries (a fixed, documented subset). The learned
+   order's feature-group ablations (`ranker_ablations`: a folder of model files, as
+   `python -m crase.bench.learned_ranking evaluate --save-ablations` writes them) run on
+   every query: their differences are small. Each (system setting, query) is one line of
+   `<out>/runs/<dataset>/<key>.jsonl`, written as soon as it finishes; a rerun skips what
+   is done, so an interrupted benchmark resumes.
 3. Metrics (`metrics`), per-query values, bootstrap comparisons and costs go to
    `<out>/results.json` and `<out>/per_query_<dataset>.csv`, and `report` writes the
    Markdown report and its plots into `<out>`.
@@ -47,6 +50,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
+from crase.search.learned_ranking import load_model
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
@@ -114,6 +118,7 @@ class Options:
     ablations: tuple[str, ...] = ()  # names of ABLATIONS to run
     corruption: bool = False
     subset: int = 50
+    ranker_ablations: Path | None = None  # a folder of learned-order model files (*.json)
 
 
 @dataclass(frozen=True)
@@ -276,6 +281,9 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
         wanted |= set(HYBRID_PARTS)
     if options.corruption or options.ablations:
         wanted.add("crase-ppr")
+    models = ranker_model_files(options.ranker_ablations) if options.ranker_ablations else []
+    if models:  # each model is compared with both
+        wanted |= {"learned-order", "previous-default"}
     jobs = []
     for data in datasets:
         name = data.spec.name
@@ -294,7 +302,23 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
             for kind in CORRUPTIONS:
                 config = base.but(ranker="ppr", fill="none", order="walk", seeds=kind)
                 jobs.append(Job(5, name, config.key(), "walk", config, subset_only=True))
+        for config in ranker_ablation_configs(base, models).values():
+            jobs.append(Job(6, name, config.key(), "walk", config))
     return sorted(jobs, key=lambda job: job.phase)
+
+
+def ranker_model_files(folder: Path) -> list[Path]:
+    """The model files of a ranker ablation folder, by name; refuses an empty folder."""
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise EvaluationError(f"{folder}: no learned-order model file (*.json)")
+    return files
+
+
+def ranker_ablation_configs(base: WalkConfig, models: list[Path]) -> dict[Path, WalkConfig]:
+    """Model file -> the learned order of the main table with that model."""
+    learned = main_configs(base)["learned-order"]
+    return {path: learned.but(ranker_model=str(path.resolve())) for path in models}
 
 
 def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
@@ -399,6 +423,9 @@ def run_quality(settings: Settings, specs: list[DatasetSpec], out: Path, options
     unknown = set(options.ablations) - set(ABLATIONS)
     if unknown:
         raise EvaluationError(f"unknown ablations {sorted(unknown)}; known: {list(ABLATIONS)}")
+    if options.ranker_ablations:  # a file the search would refuse fails before any run
+        for path in ranker_model_files(options.ranker_ablations):
+            load_model(path)
     base = WalkConfig.from_settings(settings.search)
     datasets = {spec.name: open_dataset(spec, options) for spec in specs}
     store = RunStore(out / "runs")
@@ -426,7 +453,9 @@ def collect_results(datasets: dict[str, Dataset], store: RunStore, base: WalkCon
         "depth": DEPTH,
         "options": {"systems": list(options.systems), "limit": options.limit,
                     "ablations": list(options.ablations), "corruption": options.corruption,
-                    "subset": options.subset},
+                    "subset": options.subset,
+                    "ranker_ablations": (str(options.ranker_ablations)
+                                         if options.ranker_ablations else None)},
         "datasets": {name: dataset_results(data, store, base, options)
                      for name, data in datasets.items()},
     }
@@ -488,6 +517,10 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
     if options.corruption:
         result["corruption"], corruption_rows = corruption_results(data, store, base)
         rows += corruption_rows
+    if options.ranker_ablations:
+        (result["ranker_ablation_reference"], result["ranker_ablations"],
+         ranker_rows) = ranker_ablation_results(data, store, base, options.ranker_ablations)
+        rows += ranker_rows
     write_per_query(rows, data.spec.name, store.folder.parent)
     return result
 
@@ -539,6 +572,54 @@ def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
                                else compare(scored, reference_scored))})
             rows += per_query_rows(scored, f"ablation {label}={value}")
     return tables, rows
+
+
+def ranker_ablation_results(data: Dataset, store: RunStore, base: WalkConfig, folder: Path
+                            ) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                       list[dict[str, Any]]]:
+    """The learned order with each model file of `folder`, on every query: one row per
+    file, compared with the learned order with the search's own model (the reference) and
+    with the previous default at every K; and the reference row itself."""
+    walks = main_configs(base)
+    reference_records = store.load(data.spec.name, walks["learned-order"].key())
+    reference = Scored.from_records(reference_records, data.queries)
+    previous = Scored.from_records(store.load(data.spec.name,
+                                              walks["previous-default"].key()), data.queries)
+    table, rows = [], []
+    for path, config in ranker_ablation_configs(base, ranker_model_files(folder)).items():
+        model = load_model(path)
+        records = store.load(data.spec.name, config.key())
+        scored = Scored.from_records(records, data.queries)
+        table.append({
+            "model": path.stem, "file": str(path), "key": config.key(),
+            "features": list(model.features),
+            "training": model.summary()["training"],
+            "applied": sum(order_model(r) == model.name for r in on_queries(records, data)),
+            "metrics": evaluate(scored),
+            "vs_shipped_model": compare(scored, reference),
+            "vs_previous_default": {str(k): compare(scored, previous, k) for k in CUTOFFS}})
+        rows += per_query_rows(scored, f"learned order, model {path.stem}")
+    names = [order_model(r) for r in on_queries(reference_records, data)]
+    reference_entry = {"key": walks["learned-order"].key(),
+                       "models": sorted({name for name in names if name}),
+                       "applied": sum(name is not None for name in names),
+                       "metrics": evaluate(reference),
+                       "vs_previous_default": {str(k): compare(reference, previous, k)
+                                               for k in CUTOFFS}}
+    return reference_entry, table, rows
+
+
+def on_queries(records: dict[str, Record], data: Dataset) -> list[Record]:
+    return [records[q.id] for q in data.queries if q.id in records]
+
+
+def order_model(record: Record) -> str | None:
+    """The name of the model that ordered a run's list; None where the run failed or the
+    learned order did not apply (a short query, a walk with too few papers)."""
+    order = (record.get("counts") or {}).get("order") or {}
+    model = order.get("model") or {}
+    name = model.get("name")
+    return str(name) if name else None
 
 
 def corruption_results(data: Dataset, store: RunStore, base: WalkConfig

@@ -43,7 +43,8 @@ def write_report(results: dict[str, Any], out: Path) -> Path:
 
 def header(results: dict[str, Any]) -> list[str]:
     shipped = results["shipped"]
-    settings = ", ".join(f"{k}={v}" for k, v in shipped.items() if k not in ("age", "seeds"))
+    settings = ", ".join(f"{k}={v}" for k, v in shipped.items()
+                         if k not in ("age", "seeds") and v is not None)
     return [
         "# Retrieval benchmark",
         "",
@@ -110,6 +111,8 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
                      for row in data["corruption"]],
                     f"{name}: seed corruption, first {data['subset']} queries",
                     out / f"corruption_{name}.png", label=lambda e: e["system"])
+    if "ranker_ablations" in data:
+        lines += ranker_ablation_section(data, results["options"].get("ranker_ablations"))
     return lines
 
 
@@ -262,6 +265,53 @@ def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{c['cold_calls_mean']:.0f} | {relative} | {c['seconds_median']:.2f} | "
             f"{m['queries'] - m['missing']} |")
     return lines
+
+
+def ranker_ablation_section(data: dict[str, Any], folder: str | None) -> list[str]:
+    reference = data["ranker_ablation_reference"]
+    own = ", ".join(f"`{name}`" for name in reference["models"]) or "none applied"
+    lines = ["### Learned order: feature groups removed", "",
+             f"The learned order with each model file of `{folder}`, on all "
+             f"{data['queries']} queries, against the learned order with the search's own "
+             f"model ({own}; marked *) and the previous default (paired bootstrap, 95% "
+             "interval). Ordered: queries whose list the model ordered; the others keep "
+             "the walk's order and the text fill, the same for every model.", "",
+             *ranker_ablation_table(reference, data["ranker_ablations"]), "",
+             "Training data of each model:", ""]
+    lines += [f"- `{row['model']}`: {training_note(row)}" for row in data["ranker_ablations"]]
+    return [*lines, ""]
+
+
+RANKER_COLUMNS = (("recall", 5), ("recall", 10), ("recall", 20), ("recall", 50), ("map", 50))
+
+
+def ranker_ablation_table(reference: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["| model | R@5 | R@10 | R@20 | R@50 | MAP@50 | Hit@5 | R@50 minus * [95% CI] | "
+             "MAP@50 minus * [95% CI] | R@50 minus previous default [95% CI] | ordered | n |",
+             "|---|" + "---:|" * 11]
+    for row in [{**reference, "model": "the search's own model *"}, *rows]:
+        m = row["metrics"]
+        cells = [f"{m[kind][k_key(row, (kind, k))]:.4f}" for kind, k in RANKER_COLUMNS]
+        shipped = row.get("vs_shipped_model")
+        previous = (row.get("vs_previous_default") or {}).get("50")
+        lines.append(
+            f"| {row['model']} | " + " | ".join(cells) + f" | {m['hit5']:.4f} | "
+            + (f"{interval(shipped['recall'])} | {interval(shipped['map'])}" if shipped
+               else "- | -")
+            + f" | {interval(previous['recall']) if previous else '-'} | {row['applied']} | "
+            f"{m['queries'] - m['missing']} |")
+    return lines
+
+
+def training_note(row: dict[str, Any]) -> str:
+    """What a model was trained on, from its description (search/ranker_training.py)."""
+    t = row["training"]
+    years = f"{t.get('source_year_min')}-{t.get('source_year_max')}"
+    return (f"corpus {t.get('corpus') or '?'}, {t.get('queries')} queries "
+            f"({t.get('queries_with_a_relevant_candidate')} with a relevant candidate), "
+            f"source papers {years} (before {t.get('before_year')}, from "
+            f"{t.get('from_year')}), seed {t.get('seed')}; {len(row['features'])} features; "
+            f"trained {t.get('trained')}")
 
 
 def corruption_table(rows: list[dict[str, Any]]) -> list[str]:

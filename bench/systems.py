@@ -8,7 +8,8 @@ a ranked list of paper ids (best first), and never sees the query's source paper
   of a `WalkConfig`: Crase-PPR (the shipped settings), Crase-SALSA, Recency (ages from the
   query's year instead of this year), the unweighted walk (every edge of the same
   neighbourhood weighs 1, no Delta, no pruning, no age), and the ablation and seed-corruption
-  variants. The source paper goes in `exclude`, which leaves it out with all its edges.
+  variants; a `ranker_model` runs the learned order with another model file. The source
+  paper goes in `exclude`, which leaves it out with all its edges.
 - Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
   and backfill: one system's list, its empty places filled by another's.
 """
@@ -16,6 +17,7 @@ a ranked list of paper ids (best first), and never sees the query's source paper
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from crase.graph import Graph
@@ -96,6 +98,10 @@ class WalkConfig:
     seeds: Literal["plan", "distractor", "random"] = "plan"  # where the seeds come from
     fill: Fill = "none"  # "text": the search's own fill, as it ships
     order: Order = "walk"  # "learned": the learned order of the walk's and text's candidates
+    # The learned order's model file; None: the one the search's backends name (the shipped
+    # model unless Settings.ranker_model says otherwise). The key holds only the file's
+    # stem, so two model files of one name share their runs.
+    ranker_model: str | None = None
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> "WalkConfig":
@@ -118,7 +124,8 @@ class WalkConfig:
         if self.sub_queries:
             seeding += f"-sw{self.sub_query_weight:g}"
         tail = (f"-seeds_{self.seeds}" + ("-fill_text" if self.fill == "text" else "")
-                + ("-order_learned" if self.order == "learned" else ""))
+                + ("-order_learned" if self.order == "learned" else "")
+                + (f"-model_{Path(self.ranker_model).stem}" if self.ranker_model else ""))
         if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
             return (f"walk-{self.ranker}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
                     f"-{self.orientation}{tail}")
@@ -166,6 +173,8 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
     """The evidence-graph pipeline with `config`; `seeds_for` supplies replacement seeds
     (the corruption test) instead of the plan and seed search."""
     params = config.search_settings(base, depth)
+    if config.ranker_model:
+        backends = replace(backends, ranker_model=Path(config.ranker_model))
 
     def search(query: BenchQuery) -> SystemRun:
         request = SearchRequest(

@@ -47,6 +47,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                          help="seed-corruption stress test (distractor and random seeds)")
     quality.add_argument("--subset", type=int, default=50, metavar="N",
                          help="queries (the first N) for ablations and corruption (default 50)")
+    quality.add_argument("--ranker-ablations", type=Path, metavar="DIR",
+                         help="run the learned order once per model file DIR/*.json, on "
+                              "every query, against the search's own model and the previous "
+                              "default (write DIR with python -m crase.bench.learned_ranking "
+                              "evaluate --save-ablations DIR)")
     quality.set_defaults(handler=run_quality_bench)
 
 
@@ -80,7 +85,8 @@ def run_quality_bench(args: argparse.Namespace, settings: Settings) -> int:
 
     ablations = () if args.ablations is None else tuple(args.ablations or ABLATIONS)
     options = Options(systems=tuple(args.systems), limit=args.limit, ablations=ablations,
-                      corruption=args.corruption, subset=args.subset)
+                      corruption=args.corruption, subset=args.subset,
+                      ranker_ablations=args.ranker_ablations)
     command = shlex.join(["crase", *sys.argv[1:]])
     report = run_quality(settings, dataset_specs(args, settings), args.out, options, command)
     print(f"report: {report}")

@@ -1,0 +1,219 @@
+"""The learned order's feature-group ablations: `evaluate --save-ablations` writes one model
+per group left out, `crase bench quality --ranker-ablations` plans one learned-order run per
+model file on every query and compares each with the search's own model and the previous
+default. No server: the runs are written into the store by hand."""
+
+import json
+import pickle
+from dataclasses import replace
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+import pytest
+
+from crase.bench.learned_ranking import DevQuery, main
+from crase.bench.quality import (
+    Dataset,
+    DatasetSpec,
+    Options,
+    collect_results,
+    main_configs,
+    plan_jobs,
+    resolve_queries,
+)
+from crase.bench.report import write_report
+from crase.bench.run_store import RunStore
+from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
+from crase.graph import Graph
+from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
+from crase.search.learned_ranking import (
+    SHIPPED_MODEL,
+    RankerModel,
+    load_model,
+    save_model,
+)
+from crase.search.ranker_training import TrainingExample, TrainingQuery
+from crase.search.roles.from_settings import build_search_backends
+from crase.settings import DatabaseSettings, SearchSettings, Settings
+from tests.bench.test_quality import load_fixture
+
+BASE = WalkConfig.from_settings(SearchSettings())
+MODELS = ("all-features", "without-walk")
+
+
+def test_the_key_names_the_model_file_only_when_one_is_set() -> None:
+    learned = BASE.but(order="learned")
+    assert learned.but(ranker_model=None).key() == learned.key()
+    assert "model" not in learned.key()
+    other = learned.but(ranker_model="/models/ablations/without-walk.json")
+    assert other.key() == learned.key() + "-model_without-walk"
+    assert other.key() != learned.but(ranker_model="/models/all-features.json").key()
+
+
+@pytest.mark.integration
+def test_a_walk_with_a_model_file_orders_by_that_model(graph: Graph, settings: Settings,
+                                                         tmp_path: Path) -> None:
+    rows = load_fixture(graph, query_count=1)
+    query = resolve_queries(graph, rows)[0][0]
+    save_model(replace(load_model(SHIPPED_MODEL), name="renamed"), tmp_path / "renamed.json")
+    backends = build_search_backends(settings)
+    learned = BASE.but(order="learned")
+    runs = {name: walk_system(graph, backends, config, settings.search, 10)(query)
+            for name, config in (("own", learned), ("file", learned.but(
+                ranker_model=str(tmp_path / "renamed.json"))))}
+    assert runs["own"].counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
+    assert runs["file"].counts["order"]["model"]["name"] == "renamed"
+    assert runs["file"].ranking == runs["own"].ranking  # the same weights
+    assert backends.ranker_model is None  # the shared backends keep their own model
+
+
+def examples(count: int, first_year: int) -> list[TrainingExample]:
+    """Queries whose relevant candidates stand out on `cited_by_seeds`."""
+    generator = np.random.default_rng(3)
+    found = []
+    for q in range(count):
+        values = generator.normal(size=(20, len(FEATURES)))
+        labels = values[:, FEATURES.index("cited_by_seeds")] > 1.0
+        labels[0] = True
+        found.append(TrainingExample(
+            TrainingQuery(f"s{q}", "", first_year + q % 3, frozenset({f"p{q}-0"})),
+            Candidates([f"p{q}-{i}" for i in range(20)], values), labels.astype(float)))
+    return found
+
+
+def write_examples(folder: Path, train_first_year: int) -> tuple[Path, Path]:
+    train, dev = folder / "train.pkl", folder / "dev.pkl"
+    train.write_bytes(pickle.dumps(examples(8, train_first_year)))
+    dev.write_bytes(pickle.dumps([DevQuery(e, e.candidates.ids[:5])
+                                  for e in examples(4, 2005)]))
+    return train, dev
+
+
+def test_save_ablations_writes_one_described_model_per_group(tmp_path: Path) -> None:
+    train, dev = write_examples(tmp_path, 1999)
+    folder = tmp_path / "models"
+    main(["evaluate", "--train", str(train), "--dev", str(dev), "--save-ablations",
+          str(folder), "--save", str(tmp_path / "full.json"), "--corpus", "synthetic",
+          "--before-year", "2003", "--seed", "7", "--held-out-names", "dev.jsonl"])
+
+    names = {f"without-{group}" for group in FEATURE_GROUPS} | {"all-features"}
+    assert {path.stem for path in folder.glob("*.json")} == names
+    for group, left_out in FEATURE_GROUPS.items():
+        model = load_model(folder / f"without-{group}.json")
+        assert model.name == f"without-{group}"
+        assert model.features == tuple(f for f in FEATURES if f not in left_out)
+    full = load_model(folder / "all-features.json")
+    assert full.name == "all-features" and full.features == FEATURES
+    for path in folder.glob("*.json"):
+        description = load_model(path).description
+        assert description["corpus"] == "synthetic" and description["queries"] == 8
+        assert description["before_year"] == 2003 and description["seed"] == 7
+        assert description["held_out_query_files"] == ["dev.jsonl"]
+        assert description["source_year_max"] == 2001 and len(description["sources"]) == 8
+    saved = load_model(tmp_path / "full.json")
+    assert saved.name == "full" and saved.weights == full.weights
+
+
+def test_save_ablations_refuses_training_queries_from_the_cut_year_on(tmp_path: Path) -> None:
+    train, dev = write_examples(tmp_path, 2002)  # years 2002 to 2004
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--train", str(train), "--dev", str(dev), "--save-ablations",
+              str(tmp_path / "models"), "--before-year", "2003"])
+    assert not (tmp_path / "models").exists()
+
+
+def write_models(folder: Path) -> None:
+    for name in MODELS:
+        features = FEATURES if name == "all-features" else FEATURES[3:]
+        description = {"corpus": "hep-th", "queries": 600, "before_year": 2003,
+                       "sources": [["s1", 2001]]}
+        save_model(RankerModel(name, features, (0.0,) * len(features), (1.0,) * len(features),
+                               (0.1,) * len(features), description), folder / f"{name}.json")
+
+
+def dataset(queries: list[BenchQuery]) -> Dataset:
+    spec = DatasetSpec("fixture", Path("queries.jsonl"), DatabaseSettings())
+    # Planning and scoring read the run store only, never the graph.
+    return Dataset(spec, cast(Graph, None), queries, {}, 0, subset_size=2)
+
+
+def test_plan_runs_each_model_on_every_query_with_both_references(tmp_path: Path) -> None:
+    write_models(tmp_path)
+    options = Options(systems=("bm25",), ranker_ablations=tmp_path)
+    jobs = plan_jobs([dataset([])], BASE, options)
+    walks = main_configs(BASE)
+    keys = [job.key for job in jobs]
+    assert keys[0] == "bm25"
+    assert {walks["learned-order"].key(), walks["previous-default"].key()} <= set(keys)
+    ablations = [job for job in jobs if job.config and job.config.ranker_model]
+    assert [Path(job.config.ranker_model).stem for job in ablations
+            if job.config and job.config.ranker_model] == list(MODELS)
+    assert [job.key for job in ablations] == [
+        walks["learned-order"].key() + f"-model_{name}" for name in MODELS]
+    assert all(not job.subset_only and job.phase > 3 for job in ablations)
+    assert jobs[-len(ablations):] == ablations
+    assert plan_jobs([dataset([])], BASE, Options(systems=("bm25",))) == jobs[:1]
+
+
+def record(query: BenchQuery, ranking: list[str], model: str | None) -> dict:
+    order = {"order": "learned", "model": {"name": model}} if model else {"order": "walk"}
+    return {"query_id": query.id,
+            **SystemRun(ranking, [1.0] * len(ranking), 0.1, counts={"order": order}
+                        ).to_record()}
+
+
+def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    write_models(folder)
+    queries = [BenchQuery(f"q{i}", "text", frozenset({f"r{i}"}), f"s{i}", 2003)
+               for i in range(12)]
+    filler = [f"x{j}" for j in range(49)]
+    store = RunStore(tmp_path / "out" / "runs")
+    walks = main_configs(BASE)
+    for q in queries:  # the search's own model finds each paper first, the walk eighth
+        index = int(q.id[1:])
+        store.append("fixture", walks["learned-order"].key(),
+                     record(q, [f"r{index}", *filler], "hepth-pre2003" if index else None))
+        store.append("fixture", walks["previous-default"].key(),
+                     record(q, [*filler[:7], f"r{index}", *filler[7:48]], None))
+        store.append("fixture", walks["learned-order"].key() + "-model_all-features",
+                     record(q, [f"r{index}", *filler], "all-features"))
+        store.append("fixture", walks["learned-order"].key() + "-model_without-walk",
+                     record(q, filler, "without-walk"))
+    options = Options(systems=("bm25",), ranker_ablations=folder)
+
+    results = collect_results({"fixture": dataset(queries)}, store, BASE, options, "crase ...")
+
+    data = results["datasets"]["fixture"]
+    reference = data["ranker_ablation_reference"]
+    assert reference["models"] == ["hepth-pre2003"] and reference["applied"] == 11
+    assert reference["vs_previous_default"]["5"]["recall"]["diff"] == pytest.approx(1.0)
+    rows = {row["model"]: row for row in data["ranker_ablations"]}
+    assert list(rows) == list(MODELS)
+    full, without = rows["all-features"], rows["without-walk"]
+    assert full["applied"] == without["applied"] == 12
+    assert full["training"] == {"corpus": "hep-th", "queries": 600, "before_year": 2003}
+    assert len(without["features"]) == len(FEATURES) - 3
+    assert full["metrics"]["recall"][50] == 1.0 and without["metrics"]["recall"][50] == 0.0
+    assert full["vs_shipped_model"]["recall"]["diff"] == 0.0
+    assert not full["vs_shipped_model"]["recall"]["clear"]
+    assert without["vs_shipped_model"]["recall"]["diff"] == pytest.approx(-1.0)
+    assert without["vs_shipped_model"]["recall"]["clear"]
+    assert without["vs_shipped_model"]["map"]["diff"] == pytest.approx(-1.0)
+    assert full["vs_previous_default"]["5"]["recall"]["diff"] == pytest.approx(1.0)
+    assert full["vs_previous_default"]["50"]["recall"]["diff"] == 0.0
+    assert without["vs_previous_default"]["50"]["recall"]["diff"] == pytest.approx(-1.0)
+    assert results["options"]["ranker_ablations"] == str(folder)
+    json.dumps(results, default=str)  # as run_quality writes results.json
+
+    text = write_report(results, tmp_path / "out").read_text()
+    section = text[text.index("### Learned order: feature groups removed"):]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert [line.split(" | ")[0] for line in table] == [
+        "| model", "| the search's own model *", "| all-features", "| without-walk"]
+    assert "| -1.0000 [-1.0000, -1.0000] (clear) |" in table[3]
+    assert "- `without-walk`: corpus hep-th, 600 queries" in section
+    per_query = (tmp_path / "out" / "per_query_fixture.csv").read_text()
+    assert "learned order, model without-walk" in per_query
