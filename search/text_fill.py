@@ -1,11 +1,13 @@
-"""Filling a short result list with the query's own text hits.
+"""The query's own text ranking (BM25 and embedding hits fused, search/text_ranking.py)
+where the citation graph around the seeds is thin.
 
-Where the citation graph around the seeds is thin, the walk has fewer than k papers to
-rank. Rather than return a short list, the empty places are filled with the query's own
-text ranking (BM25 and embedding hits fused, search/text_ranking.py), after every
-paper the walk ranked, each marked as a text match without graph evidence. On hep-th the
-walk fills k = 50 and nothing changes; on CSFCube, which has almost no citations, most of
-the list comes from here (docs/benchmarks/report.md).
+Where the walk has fewer than k papers to rank, the empty places are filled with the
+text ranking's papers, after every paper the walk ranked, each marked as a text match
+without graph evidence (`fill_from_text`). Where the graph adds almost nothing beyond
+the seeds, the walk's order is only the seeds' order and the text ranking orders the
+whole list (`text_order`, the learned order's search: search/pipeline.py). On hep-th the
+walk fills k = 50 and nothing changes; on CSFCube, which has almost no citations, the
+list comes from here (docs/retrieval-quality.md).
 """
 
 from crase.graph import Graph
@@ -23,3 +25,17 @@ def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
     hits = query_hits(graph, encoder, query, k + len(ranked), excluded)
     added = [hit.id for hit in hits if hit.id not in taken][: k - len(ranked)]
     return ranked + [(paper, 0.0) for paper in added], added
+
+
+def text_order(graph: Graph, encoder: Encoder | None, query: str,
+               walked: list[tuple[str, float]], k: int,
+               excluded: list[str]) -> tuple[list[tuple[str, float]], list[str]]:
+    """The text ranking's top k with its fused scores, and the ids among them the walk
+    did not rank (text matches without graph evidence); where the text ranking has fewer
+    than k papers, the walk's others follow it."""
+    hits = query_hits(graph, encoder, query, k, excluded)
+    ranked = [(hit.id, hit.score) for hit in hits]
+    reached = {paper for paper, _ in walked}
+    taken = {paper for paper, _ in ranked}
+    rest = [(paper, 0.0) for paper, _ in walked if paper not in taken]
+    return (ranked + rest)[:k], [paper for paper, _ in ranked if paper not in reached]

@@ -10,7 +10,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.learned_ranking import SHIPPED_MODEL
-from crase.search.pipeline import learned_order_outside, run_search
+from crase.search.pipeline import graph_adds_little, learned_order_outside, run_search
 from crase.search.ranker_training import (
     TrainingQuery,
     query_text,
@@ -19,6 +19,7 @@ from crase.search.ranker_training import (
 )
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
+from crase.search.text_ranking import query_hits
 from crase.settings import SearchSettings, Settings
 from tests.search.test_pipeline import load_slice
 
@@ -78,13 +79,46 @@ def test_a_thin_graph_keeps_the_walks_order_and_the_fill(graph: Graph) -> None:
     rows = load_slice(graph, 400)
     backends = build_search_backends(Settings())
     query = query_text(rows[3]["title"], rows[3]["abstract"])
+    walked = len(run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=1000, order="walk", fill="none"))).results)
+    k = walked + 1  # fewer than k, at least k / 2
     learned = run_search(graph, backends, SearchRequest(
-        query=query, params=SearchSettings(k=300, order="learned")))
+        query=query, params=SearchSettings(k=k, order="learned")))
     walk = run_search(graph, backends, SearchRequest(
-        query=query, params=SearchSettings(k=300, order="walk")))
-    assert "fewer than k = 300" in learned.counts["order"]["not_applied"]
+        query=query, params=SearchSettings(k=k, order="walk")))
+    assert learned.counts["order"]["not_applied"] == (
+        f"the walk ranked {walked} papers, fewer than k = {k}: the walk's order and the "
+        "text fill")
     assert [r.id for r in learned.results] == [r.id for r in walk.results]
     assert not any(r.evidence.ranking_features for r in learned.results)
+
+
+def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
+        graph: Graph) -> None:
+    rows = load_slice(graph, 400)
+    backends = build_search_backends(Settings())
+    query = query_text(rows[3]["title"], rows[3]["abstract"])
+    walk = run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=1000, order="walk", fill="none")))
+    walked = {r.id for r in walk.results}
+    k = 2 * len(walked) + 2  # the walk ranks fewer than k / 2 papers
+    learned = run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=k, order="learned")))
+    hits = query_hits(graph, backends.encoder, query, k, [])
+    assert learned.counts["order"]["not_applied"].endswith("the query's own text ranking")
+    assert [r.id for r in learned.results][:len(hits)] == [h.id for h in hits]
+    assert [r.score for r in learned.results][:len(hits)] == pytest.approx(
+        [h.score for h in hits])
+    assert all(r.evidence.text_match == (r.id not in walked) for r in learned.results)
+    assert any(not r.evidence.text_match for r in learned.results)
+    # The walk's order (the previous default) is the walk's list, then the fill.
+    previous = run_search(graph, backends, SearchRequest(
+        query=query, params=SearchSettings(k=k, order="walk")))
+    assert [r.id for r in previous.results][:len(walked)] == [r.id for r in walk.results]
+
+
+def test_the_text_orders_the_list_only_below_half_of_k() -> None:
+    assert graph_adds_little(24, 50) and not graph_adds_little(25, 50)
 
 
 def test_a_keyword_query_keeps_the_walks_list_of_k(graph: Graph) -> None:
