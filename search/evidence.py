@@ -6,6 +6,7 @@ import textwrap
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -142,6 +143,25 @@ def support_words(delta: float) -> str:
     if delta >= MODERATE_SUPPORT:
         return "moderate support"
     return "weak support" if delta > 0 else "no support"
+
+
+def describe_order(order: dict[str, Any]) -> str:
+    """What placed the list, in words: the learned model (and what it was trained on),
+    the walk's scores, or the query's own text ranking, with why the model did not."""
+    if order.get("placed_by") == "model":
+        model = order.get("model", {})
+        training = model.get("training", {})
+        years = sorted({training.get("source_year_min"), training.get("source_year_max")}
+                       - {None})
+        trained = " ".join(filter(None, [training.get("corpus"),
+                                         "-".join(map(str, years))]))
+        return (f"learned, model {model.get('name')}"
+                + (f" (trained on {trained} papers)" if trained else "")
+                + "; each paper shows the features that placed it")
+    reason = order.get("not_applied")
+    if reason:
+        return f"not the learned model: {reason}"
+    return "the walk's scores (order=walk)"
 
 
 def describe_delta(delta: float) -> str:

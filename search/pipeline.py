@@ -224,7 +224,8 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                     max(p.k, WALK_POOL) if learned else p.k, p.max_iterations, p.tolerance)
         ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
     placed: dict[str, dict[str, float]] = {}
-    order: dict[str, Any] = {"order": p.order}
+    # What placed the list (the Run's counts.order): the model, the walk or the text.
+    order: dict[str, Any] = {"order": p.order, "placed_by": "walk"}
     walked = {paper for paper, _ in ranked}
     from_text: list[str] = []
     by_text = False  # the text ranking ordered the list: nothing left to fill
@@ -232,11 +233,12 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
         outside = learned_order_outside(request.query, len(ranked), p.k) if learned else None
         if learned and outside is None:
             model = model_at(backends.ranker_model)
-            order["model"] = model.summary()
+            order |= {"placed_by": "model", "model": model.summary()}
             ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
                                             model)
         elif learned and p.fill == "text" and graph_adds_little(len(ranked), p.k):
-            order["not_applied"] = f"{outside}: the query's own text ranking"
+            order |= {"placed_by": "text",
+                      "not_applied": f"{outside}: the query's own text ranking"}
             learned, by_text = False, True
             ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
                                            p.k, request.exclude)

@@ -245,7 +245,7 @@ AUTHORS_WIDTH = 24  # the authors column of the table
 def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> str:
     """'First Author et al.' (the name alone for a single author) in `width` characters;
     a long name is cut, never the 'et al.'."""
-    from crase.search.evidence import clip
+    from crase.search.evidence import clip, describe_order
 
     names = [name for name in authors or [] if name.strip()]
     if not names:
@@ -266,13 +266,16 @@ def print_result(result: "SearchResult", settings: Settings,
     print(f"Run {result.run_id}: {c['results']} papers from |S|={c['seeds']} seeds, "
           f"|V|={c['nodes']}, |E|={c['edges']}; pruned {c['edges_pruned']} edges and "
           f"{c['nodes_dropped']} papers")
-    if c.get("results_from_text"):
+    order = c.get("order", {})
+    if c.get("results_from_text") and order.get("placed_by") == "walk":
         print(f"The walk ranked {c['results'] - c['results_from_text']}; "
               f"{c['results_from_text']} full-text matches fill the rest (--fill none: "
               f"the walk's list alone)")
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
     print("Plan: " + (" | ".join(result.plan) if result.plan
                       else "no sub-queries; the query's own text ranking seeds"))
+    if order:
+        print("Order: " + describe_order(order))
     sub_queries: dict[str, str] = {}
     for seed in result.seeds:
         sub_queries.setdefault(seed.paper_id, seed_source(seed))

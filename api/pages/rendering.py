@@ -13,6 +13,7 @@ from litestar import Request, Response
 from crase.api.app import client_reason, status_for
 from crase.api.auth import FORM_TOKEN_FIELD, form_token, session_key
 from crase.errors import CraseError
+from crase.search.evidence import describe_order
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -37,6 +38,7 @@ def format_number(value: float | None, digits: int = 2) -> str:
 
 
 environment.filters["num"] = format_number
+environment.filters["describe_order"] = describe_order  # what placed a search's list
 # Compiled at start-up rather than on each page's first request (the graph page's
 # template takes about half a second to compile).
 for name in environment.list_templates():

@@ -13,7 +13,13 @@ from crase.api.commands.search import describe_evidence, short_authors
 from crase.graph import Graph
 from crase.models.minilm import SentenceEncoder
 from crase.run_lifecycle import browser_query
-from crase.search.evidence import EdgeEvidence, PaperEvidence, clip, describe_delta
+from crase.search.evidence import (
+    EdgeEvidence,
+    PaperEvidence,
+    clip,
+    describe_delta,
+    describe_order,
+)
 from crase.search.pipeline import RankedPaper
 from tests.api.corpus import ORPHAN, QUERY
 
@@ -94,6 +100,19 @@ def test_a_learned_order_shows_the_model_score_and_its_features() -> None:
     assert not any("walk score" in line for line in lines)
 
 
+def test_the_order_line_says_what_placed_the_list() -> None:
+    model = {"name": "hepth-pre2003",
+             "training": {"corpus": "hep-th", "source_year_min": 2002, "source_year_max": 2002}}
+    assert describe_order({"order": "learned", "placed_by": "model", "model": model}) == (
+        "learned, model hepth-pre2003 (trained on hep-th 2002 papers); each paper shows the "
+        "features that placed it")
+    thin = "the walk ranked 10 papers, fewer than k = 50: the query's own text ranking"
+    assert describe_order({"order": "learned", "placed_by": "text", "not_applied": thin}) == (
+        "not the learned model: " + thin)
+    assert describe_order({"order": "walk", "placed_by": "walk"}) == (
+        "the walk's scores (order=walk)")
+
+
 def test_authors_are_short() -> None:
     assert short_authors(["A. Sen", "B. Zwiebach", "C. Third"]) == "A. Sen et al."
     assert short_authors(["A. Sen"]) == "A. Sen"
@@ -115,6 +134,7 @@ def test_the_table_has_authors_and_links_and_opens_only_returned_and_seeds(
         corpus: dict[str, Any], graph: Graph, cli_env: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     out, err = run_search_command(capsys, "--tau", "0.2")
+    assert any(line.startswith("Order: ") for line in out.splitlines())
     header = next(line for line in out.splitlines() if line.lstrip().startswith("rank"))
     assert "authors" in header and "link" in header
     assert "Author Tachyon" in out and " et al." in out

@@ -69,6 +69,7 @@ def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) ->
     assert all(r.evidence.ranking_features for r in result.results)
     assert result.counts["order"]["order"] == "learned"
     assert result.counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
+    assert result.counts["order"]["placed_by"] == "model"
     with graph.driver.session() as session:
         record = session.run("MATCH (r:Run {id: $id})-[x:RETURNED]->() RETURN x.evidence AS e "
                              "ORDER BY x.rank LIMIT 1", id=result.run_id).single()
@@ -106,6 +107,7 @@ def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
         query=query, params=SearchSettings(k=k, order="learned")))
     hits = query_hits(graph, backends.encoder, query, k, [])
     assert learned.counts["order"]["not_applied"].endswith("the query's own text ranking")
+    assert learned.counts["order"]["placed_by"] == "text"
     assert [r.id for r in learned.results][:len(hits)] == [h.id for h in hits]
     assert [r.score for r in learned.results][:len(hits)] == pytest.approx(
         [h.score for h in hits])

@@ -143,6 +143,7 @@ def test_a_finished_run_reads_the_same_on_a_fresh_server(
     page = page_client.get(f"/ui/runs/{run_id}")
     assert page.text.count('class="result"') == len(finished_run["results"])
     assert "https://arxiv.org/abs/" in page.text and 'id="live"' not in page.text
+    assert re.search(r'id="order">Order: \w', page.text)  # what placed the list
     graph = page_client.get(f"/ui/runs/{run_id}/graph").text
     assert graph.count("<circle class=\"node") >= len(finished_run["results"]) // 2
     assert 'class="edge pruned"' in graph and 'class="edge retained"' in graph
