@@ -245,7 +245,7 @@ AUTHORS_WIDTH = 24  # the authors column of the table
 def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> str:
     """'First Author et al.' (the name alone for a single author) in `width` characters;
     a long name is cut, never the 'et al.'."""
-    from crase.search.evidence import clip, describe_order
+    from crase.search.evidence import clip
 
     names = [name for name in authors or [] if name.strip()]
     if not names:
@@ -259,7 +259,7 @@ def print_result(result: "SearchResult", settings: Settings,
     """The run's summary, one row per paper (authors and a link when `details` has them),
     and two lines of evidence under each, papers named by title."""
     from crase.run_lifecycle import browser_query
-    from crase.search.evidence import clip
+    from crase.search.evidence import clip, describe_order
 
     details = details or {}
     c = result.counts
