@@ -157,9 +157,10 @@ class SearchSettings(BaseModel):
         "co-citation and coupling, citations by the query's text hits, degrees, age; "
         "search/learned_ranking.py) orders the walk's top 200, the query's top 100 BM25 "
         "and embedding hits and the papers those hits cite most, where the walk ranks at "
-        "least k papers; walk = the walk's scores, then the text fill. learned ships: "
-        "R@50 +0.021 on hep-th, +0.057 on cs768 (never trained on), CSFCube unchanged "
-        "(docs/retrieval-quality.md)",
+        "least k papers; where it ranks fewer than 3 papers per seed (the graph adds "
+        "almost nothing to the seeds) the query's own text ranking orders the list; walk = "
+        "the walk's scores, then the text fill. learned ships: R@50 +0.021 on hep-th, "
+        "+0.057 on cs768 (never trained on) (docs/retrieval-quality.md)",
     )
     # Bounded: GDS allocates per iteration, and 10^9 iterations ran it out of memory.
     max_iterations: int = Field(

@@ -54,6 +54,9 @@ from crase.usage import Usage
 if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
     from crase.search.semantic_scholar_source import SemanticScholarSource
 
+# Below this many papers ranked per seed, the graph adds almost nothing to the seeds and the
+# query's own text ranking orders the list (graph_adds_little).
+THIN_GRAPH_RATIO = 3
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
 STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "order",
           "fill", "evidence", "record")
@@ -230,18 +233,20 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
     from_text: list[str] = []
     by_text = False  # the text ranking ordered the list: nothing left to fill
     with run.stage("order"):
+        thin = learned and p.fill == "text" and graph_adds_little(len(ranked), len(seed_ids))
         outside = learned_order_outside(request.query, len(ranked), p.k) if learned else None
-        if learned and outside is None:
+        if thin:
+            order |= {"placed_by": "text", "not_applied": (
+                f"the walk ranked {len(ranked)} papers from {len(seed_ids)} seeds, fewer than "
+                f"{THIN_GRAPH_RATIO} per seed: the query's own text ranking")}
+            learned, by_text = False, True
+            ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
+                                           p.k, request.exclude)
+        elif learned and outside is None:
             model = model_at(backends.ranker_model)
             order |= {"placed_by": "model", "model": model.summary()}
             ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
                                             model)
-        elif learned and p.fill == "text" and graph_adds_little(len(ranked), p.k):
-            order |= {"placed_by": "text",
-                      "not_applied": f"{outside}: the query's own text ranking"}
-            learned, by_text = False, True
-            ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
-                                           p.k, request.exclude)
         elif learned:
             order["not_applied"] = f"{outside}: the walk's order and the text fill"
             learned = False
@@ -267,13 +272,15 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
              "evidence": _evidence_json(r.evidence)} for r in result.results])
 
 
-def graph_adds_little(walked: int, k: int) -> bool:
-    """Whether the walk ranked fewer than k / 2 papers: the neighbourhood holds the seeds
-    and almost nothing else, so the walk's order is only the seeds' order. On CSFCube
-    (expert labels, almost no citations) every query's walk ranks 10-23 papers and the
-    text ranking orders them better; on hep-th and cs768 the fewest is 34, and the text
-    ranking there would lose (docs/retrieval-quality.md)."""
-    return walked < k / 2
+def graph_adds_little(walked: int, seeds: int) -> bool:
+    """Whether the walk ranked fewer than THIN_GRAPH_RATIO papers per seed: the
+    neighbourhood holds the seeds and almost nothing else, so the walk's order is only the
+    seeds' order. On CSFCube (expert labels, almost no citations) every query's walk ranks
+    10-23 papers from 10 seeds and the text ranking orders them better; on hep-th and
+    cs768 the fewest is 34, and the text ranking there would lose
+    (docs/retrieval-quality.md). Counted per seed, not against k: the same search gets the
+    same order whatever its k."""
+    return walked < THIN_GRAPH_RATIO * seeds
 
 
 def learned_order_outside(query: str, walked: int, k: int) -> str | None:
