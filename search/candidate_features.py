@@ -14,6 +14,7 @@ time (bench/learned_ranking.py).
 
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -120,10 +121,12 @@ def read_cited_by(graph: Graph, ids: list[str], excluded: list[str]) -> dict[str
 def text_lists(graph: Graph, encoder: Encoder | None, query: str,
                excluded: list[str]) -> tuple[list[Hit], list[Hit]]:
     """The query's BM25 and embedding hits, TEXT_POOL each (no embeddings without an
-    encoder, or without stored vectors)."""
-    lexical = search_hits(graph, query, TEXT_POOL, excluded)
-    dense = vector_hits(graph, encoder, query, TEXT_POOL, excluded) if encoder else []
-    return lexical, dense
+    encoder, or without stored vectors). The full-text search runs in the database while
+    this thread asks the vector index, as the seed stage's do (search/text_ranking.py)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lexical = pool.submit(search_hits, graph, query, TEXT_POOL, excluded)
+        dense = vector_hits(graph, encoder, query, TEXT_POOL, excluded) if encoder else []
+        return lexical.result(), dense
 
 
 def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) -> Candidates:
