@@ -269,6 +269,12 @@ def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def ranker_ablation_section(data: dict[str, Any], folder: str | None) -> list[str]:
     reference = data["ranker_ablation_reference"]
+    if not any(row["applied"] for row in [reference, *data["ranker_ablations"]]):
+        # Every list kept the walk's or the text's order: the rows would all be the same.
+        return ["### Learned order: feature groups removed", "",
+                f"No model ordered any of the {data['queries']} queries (every search's "
+                "walk was too thin for the learned order, or every query too short), so "
+                "removing a feature group changes nothing here.", ""]
     own = ", ".join(f"`{name}`" for name in reference["models"]) or "none applied"
     lines = ["### Learned order: feature groups removed", "",
              f"The learned order with each model file of `{folder}`, on all "

@@ -217,3 +217,24 @@ def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
     assert "- `without-walk`: corpus hep-th, 600 queries" in section
     per_query = (tmp_path / "out" / "per_query_fixture.csv").read_text()
     assert "learned order, model without-walk" in per_query
+
+
+def test_a_set_where_no_model_ordered_a_list_gets_one_sentence(tmp_path: Path) -> None:
+    folder = tmp_path / "models"
+    write_models(folder)
+    queries = [BenchQuery(f"q{i}", "text", frozenset({f"r{i}"}), f"s{i}", 2003)
+               for i in range(3)]
+    store = RunStore(tmp_path / "out" / "runs")
+    walks = main_configs(BASE)
+    keys = [walks["learned-order"].key(), walks["previous-default"].key(),
+            *(walks["learned-order"].key() + f"-model_{name}" for name in MODELS)]
+    for q in queries:  # the walk's or the text's order everywhere
+        for key in keys:
+            store.append("fixture", key, record(q, [f"r{q.id[1:]}"], None))
+    options = Options(systems=("bm25",), ranker_ablations=folder)
+    results = collect_results({"fixture": dataset(queries)}, store, BASE, options, "crase ...")
+    text = write_report(results, tmp_path / "out").read_text()
+    section = text[text.index("### Learned order: feature groups removed"):]
+    assert "No model ordered any of the 3 queries" in section
+    body = section.split("\n## ")[0]
+    assert "| model |" not in body and "Training data of each model" not in body
