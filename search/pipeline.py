@@ -19,7 +19,7 @@ from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
 from crase.search.audit import record_considered, record_results, record_seeds
-from crase.search.candidate_features import WALK_POOL
+from crase.search.candidate_features import TEXT_POOL, WALK_POOL
 from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
 from crase.search.expansion import Edge, Neighbourhood, expand
 from crase.search.grounding import (
@@ -241,7 +241,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 f"{THIN_GRAPH_RATIO} per seed: the query's own text ranking")}
             learned, by_text = False, True
             ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
-                                           p.k, request.exclude)
+                                           p.k, TEXT_POOL, request.exclude)
         elif learned and outside is None:
             model = model_at(backends.ranker_model)
             order |= {"placed_by": "model", "model": model.summary()}

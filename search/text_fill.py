@@ -28,12 +28,13 @@ def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
 
 
 def text_order(graph: Graph, encoder: Encoder | None, query: str,
-               walked: list[tuple[str, float]], k: int,
+               walked: list[tuple[str, float]], k: int, depth: int,
                excluded: list[str]) -> tuple[list[tuple[str, float]], list[str]]:
-    """The text ranking's top k with its fused scores, and the ids among them the walk
-    did not rank (text matches without graph evidence); where the text ranking has fewer
-    than k papers, the walk's others follow it."""
-    hits = query_hits(graph, encoder, query, k, excluded)
+    """The top k of the text ranking fused from each list's top `depth` (at least k), with
+    its fused scores, and the ids among them the walk did not rank (text matches without
+    graph evidence); where the text ranking has fewer than k papers, the walk's others
+    follow it."""
+    hits = query_hits(graph, encoder, query, max(k, depth), excluded)[:k]
     ranked = [(hit.id, hit.score) for hit in hits]
     reached = {paper for paper, _ in walked}
     taken = {paper for paper, _ in ranked}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from crase.graph import Graph
+from crase.search.candidate_features import TEXT_POOL
 from crase.search.learned_ranking import SHIPPED_MODEL
 from crase.search.pipeline import (
     THIN_GRAPH_RATIO,
@@ -131,7 +132,7 @@ def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
     walked = {r.id for r in walk.results}
     assert len(walked) < THIN_GRAPH_RATIO * walk.counts["seeds"]
     learned = run_search(graph, backends, SearchRequest(query=query, params=params))
-    hits = query_hits(graph, backends.encoder, query, 20, [])
+    hits = query_hits(graph, backends.encoder, query, TEXT_POOL, [])[:20]
     assert learned.counts["order"]["not_applied"].endswith("the query's own text ranking")
     assert learned.counts["order"]["placed_by"] == "text"
     assert [r.id for r in learned.results][:len(hits)] == [h.id for h in hits]
