@@ -8,8 +8,9 @@ once per query (the slow part), then models are fit and compared in seconds.
 
 `collect --queries` gathers a benchmark query set (each source paper hidden with its
 edges); `collect --train` draws training queries from the corpus's own citations
-(search/ranker_training.py), never a held-out set's source paper. `evaluate` fits the full
-model and one without each feature group on the training file, and prints each one's
+(search/ranker_training.py), never a held-out set's source paper. `evaluate` fits the
+default model (DEFAULT_FEATURES, as `crase train-ranker` does), one on every feature and
+one without each feature group on the training file, and prints each one's
 Recall@K, MAP@K and Hit@5 on the dev file next to the walk's own order (the previous
 default: the walk's top k, its empty places filled from the fused text ranking), with
 paired bootstrap intervals against it. The candidate pool bounds every model: the
@@ -38,6 +39,7 @@ from crase.graph import Graph
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES
 from crase.search.learned_ranking import RankerModel, order_candidates, save_model
 from crase.search.ranker_training import (
+    DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
     example_from,
@@ -144,16 +146,18 @@ def model_rankings(model: RankerModel, dev: list[DevQuery]) -> list[list[str]]:
 
 
 def variant_features() -> dict[str, tuple[str, ...]]:
-    """Model name -> its features: every feature, then one model without each group."""
-    variants = {"all-features": FEATURES}
-    variants |= {f"without-{group}": tuple(f for f in FEATURES if f not in names)
+    """Model name -> its features: the default features (the shipped model's), every
+    feature, then one model without each group of the default ones."""
+    variants = {"default": DEFAULT_FEATURES, "all-features": FEATURES}
+    variants |= {f"without-{group}": tuple(f for f in DEFAULT_FEATURES if f not in names)
                  for group, names in FEATURE_GROUPS.items()}
     return variants
 
 
 def variant_label(name: str) -> str:
-    return ("learned, all features" if name == "all-features"
-            else f"learned, {name.replace('-', ' ', 1)}")
+    return {"default": "learned, default features",
+            "all-features": "learned, all features"}.get(
+        name, f"learned, {name.replace('-', ' ', 1)}")
 
 
 def training_description(args: argparse.Namespace, train: list[TrainingExample]
@@ -194,17 +198,18 @@ def evaluate(args: argparse.Namespace) -> None:
         against = "" if rankings is baseline else versus(rankings, baseline, relevants)
         print(f"| {label} | " + " | ".join(f"{values[h]:.3f}" for h in header)
               + f" | {against} |")
-    full = models["all-features"]
+    full = models["default"]
     print("weights (standardised):", {f: round(w, 3) for f, w in zip(full.features,
                                                                         full.weights,
                                                                         strict=True)})
     if args.save:
         save_model(replace(full, name=args.save.stem), args.save)
         print(f"model: {args.save}")
-    if args.save_ablations:
-        for name, model in models.items():
+    if args.save_ablations:  # the default model is the one --save writes
+        ablations = {name: model for name, model in models.items() if name != "default"}
+        for name, model in ablations.items():
             save_model(model, args.save_ablations / f"{name}.json")
-        print(f"models: {args.save_ablations}/*.json ({len(models)})")
+        print(f"models: {args.save_ablations}/*.json ({len(ablations)})")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -47,6 +47,14 @@ from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import find_seeds, restart_distribution, unique_seed_ids
 from crase.settings import SearchSettings
 
+# The features a model is trained on unless told otherwise: all but the walk's score and
+# its reached flag. The walk's rank carries the walk's order, and its value for a paper
+# the walk never reached says the same as the flag; the score's scale follows the graph's
+# size and density. Trained on hep-th's dense graphs, a model leaned on the score where
+# cs768's sparse graph makes it mislead: without the two, cs768 dev R@50 0.555 against
+# 0.535, hep-th 0.500 against 0.501 (docs/retrieval-quality.md).
+DEFAULT_FEATURES: tuple[str, ...] = tuple(
+    name for name in FEATURES if name not in ("walk_log_score", "walk_reached"))
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 QUERY_SENTENCES = 2  # abstract sentences after the title, as in the benchmark sets
 L2 = 1e-3
@@ -126,7 +134,8 @@ def example_from(graph: Graph, evidence: SearchEvidence, query: TrainingQuery
     return TrainingExample(query, candidates, labels)
 
 
-def fit_linear(examples: Sequence[TrainingExample], features: Sequence[str] = FEATURES,
+def fit_linear(examples: Sequence[TrainingExample],
+               features: Sequence[str] = DEFAULT_FEATURES,
                l2: float = L2, steps: int = STEPS,
                learning_rate: float = LEARNING_RATE) -> tuple[NDArray[np.float64], ...]:
     """(mean, scale, weights) of the listwise model over `features`, from the examples that
@@ -158,7 +167,8 @@ def fit_linear(examples: Sequence[TrainingExample], features: Sequence[str] = FE
 
 
 def train_ranker(examples: Sequence[TrainingExample], name: str, corpus: str,
-                 settings: dict[str, Any], features: Sequence[str] = FEATURES) -> RankerModel:
+                 settings: dict[str, Any],
+                 features: Sequence[str] = DEFAULT_FEATURES) -> RankerModel:
     """The model fit on `examples`, described by the training data it saw: the corpus,
     every source paper with its year, and how the queries were drawn."""
     mean, scale, weights = fit_linear(examples, features)

@@ -17,6 +17,7 @@ from crase.search.learned_ranking import (
     save_model,
 )
 from crase.search.ranker_training import (
+    DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
     fit_linear,
@@ -67,9 +68,12 @@ def test_fit_ranks_the_informative_feature_first() -> None:
         labels = (found.column("cited_by_seeds") + 0.3 * generator.normal(size=40) > 1.0)
         examples.append(TrainingExample(TrainingQuery(f"s{q}", "", 2000, frozenset()), found,
                                         labels.astype(float)))
-    _, _, weights = fit_linear(examples)
+    _, _, weights = fit_linear(examples, FEATURES)
     assert int(np.argmax(weights)) == FEATURES.index("cited_by_seeds")
     model = train_ranker(examples, "m", "synthetic", {"before_year": 2001})
+    # Unless told otherwise, a model leaves out the walk's score and reached flag.
+    assert model.features == DEFAULT_FEATURES
+    assert "walk_log_score" not in model.features and "walk_log_rank" in model.features
     assert model.description["source_year_max"] == 2000
     assert model.description["queries"] == 30
 
