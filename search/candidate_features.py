@@ -14,7 +14,6 @@ time (bench/learned_ranking.py).
 
 import math
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +21,7 @@ from numpy.typing import NDArray
 
 from crase.graph import Graph
 from crase.search.expansion import Edge, Neighbourhood
-from crase.search.text_ranking import BM25_WEIGHT, Encoder, Hit, fuse, search_hits, vector_hits
+from crase.search.text_ranking import Encoder, Hit, fuse_hits, query_lists
 
 WALK_POOL = 200  # the walk's top papers that become candidates
 TEXT_POOL = 100  # each text ranking's top hits that become candidates
@@ -85,8 +84,7 @@ def gathered(graph: Graph, walk: Sequence[tuple[str, float]], lexical: Sequence[
 def fused_hits(lexical: Sequence[Hit], dense: Sequence[Hit]) -> list[str]:
     """The query's own text ranking (BM25 and embeddings fused as the seeds are,
     search/text_ranking.py), TEXT_POOL papers."""
-    fused = fuse([[h.id for h in lexical], [h.id for h in dense]], [BM25_WEIGHT, 1.0])
-    return [paper for paper, _ in fused[:TEXT_POOL]]
+    return [hit.id for hit in fuse_hits(lexical, dense, TEXT_POOL)]
 
 
 def text_hit_votes(evidence: SearchEvidence) -> tuple[dict[str, float], dict[str, int]]:
@@ -120,13 +118,8 @@ def read_cited_by(graph: Graph, ids: list[str], excluded: list[str]) -> dict[str
 
 def text_lists(graph: Graph, encoder: Encoder | None, query: str,
                excluded: list[str]) -> tuple[list[Hit], list[Hit]]:
-    """The query's BM25 and embedding hits, TEXT_POOL each (no embeddings without an
-    encoder, or without stored vectors). The full-text search runs in the database while
-    this thread asks the vector index, as the seed stage's do (search/text_ranking.py)."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        lexical = pool.submit(search_hits, graph, query, TEXT_POOL, excluded)
-        dense = vector_hits(graph, encoder, query, TEXT_POOL, excluded) if encoder else []
-        return lexical.result(), dense
+    """The query's BM25 and embedding hits, TEXT_POOL each (search/text_ranking.py)."""
+    return query_lists(graph, encoder, query, TEXT_POOL, excluded)
 
 
 def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) -> Candidates:

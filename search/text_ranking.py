@@ -156,22 +156,34 @@ def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = No
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
-               excluded: list[str]) -> list[Hit]:
-    """The query's own ranking: BM25 and vector hits fused (BM25 alone without an encoder
-    or without stored embeddings); each hit's score is its fused score. Text without a word
-    has no hits: the nearest vectors of punctuation are noise, not seeds."""
+def query_lists(graph: Graph, encoder: Encoder | None, query: str, limit: int,
+                excluded: list[str]) -> tuple[list[Hit], list[Hit]]:
+    """The query's BM25 hits and vector hits, `limit` each (no vector hits without an
+    encoder or without stored embeddings). Text without a word has none: the nearest
+    vectors of punctuation are noise, not seeds."""
     if not has_searchable_word(query):
-        return []
+        return [], []
     # The full-text search runs in the database while this thread embeds the query and
     # asks the vector index: the two waits overlap instead of adding up.
     with ThreadPoolExecutor(max_workers=1) as pool:
         lexical_search = pool.submit(search_hits, graph, query, limit, excluded)
         dense = vector_hits(graph, encoder, query, limit, excluded) if encoder else []
-        lexical = lexical_search.result()
+        return lexical_search.result(), dense
+
+
+def fuse_hits(lexical: Sequence[Hit], dense: Sequence[Hit], limit: int) -> list[Hit]:
+    """The fused ranking of the two lists' first `limit` hits each, `limit` long (BM25
+    alone without vector hits); each hit's score is its fused score."""
+    lexical, dense = lexical[:limit], dense[:limit]
     if not dense:
-        return lexical
+        return list(lexical)
     known = {hit.id: hit for hit in dense} | {hit.id: hit for hit in lexical}
     fused = fuse([[h.id for h in lexical], [h.id for h in dense]], [BM25_WEIGHT, 1.0])
     return [Hit(paper, known[paper].title, known[paper].year, score)
             for paper, score in fused[:limit]]
+
+
+def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
+               excluded: list[str]) -> list[Hit]:
+    """The query's own ranking: BM25 and vector hits fused (query_lists, fuse_hits)."""
+    return fuse_hits(*query_lists(graph, encoder, query, limit, excluded), limit)
