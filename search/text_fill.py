@@ -11,7 +11,7 @@ list comes from here (docs/retrieval-quality.md).
 """
 
 from crase.graph import Graph
-from crase.search.text_ranking import Encoder, query_hits
+from crase.search.text_ranking import Encoder, Hit, fuse_hits, query_hits, query_lists
 
 
 def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
@@ -21,8 +21,13 @@ def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
     the walk's score for a paper it never reached: 0); returns the list and the ids added."""
     if len(ranked) >= k:
         return ranked, []
+    return filled(ranked, query_hits(graph, encoder, query, k + len(ranked), excluded), k)
+
+
+def filled(ranked: list[tuple[str, float]], hits: list[Hit], k: int
+           ) -> tuple[list[tuple[str, float]], list[str]]:
+    """`ranked` and, up to k papers, the hits it lacks (score 0), and the ids added."""
     taken = {paper for paper, _ in ranked}
-    hits = query_hits(graph, encoder, query, k + len(ranked), excluded)
     added = [hit.id for hit in hits if hit.id not in taken][: k - len(ranked)]
     return ranked + [(paper, 0.0) for paper in added], added
 
@@ -30,13 +35,15 @@ def fill_from_text(graph: Graph, encoder: Encoder | None, query: str,
 def text_order(graph: Graph, encoder: Encoder | None, query: str,
                walked: list[tuple[str, float]], k: int, depth: int,
                excluded: list[str]) -> tuple[list[tuple[str, float]], list[str]]:
-    """The top k of the text ranking fused from each list's top `depth` (at least k), with
-    its fused scores, and the ids among them the walk did not rank (text matches without
-    graph evidence); where the text ranking has fewer than k papers, the walk's others
-    follow it."""
-    hits = query_hits(graph, encoder, query, max(k, depth), excluded)[:k]
-    ranked = [(hit.id, hit.score) for hit in hits]
-    reached = {paper for paper, _ in walked}
-    taken = {paper for paper, _ in ranked}
-    rest = [(paper, 0.0) for paper, _ in walked if paper not in taken]
-    return (ranked + rest)[:k], [paper for paper, _ in ranked if paper not in reached]
+    """The walk's papers and the text fill (the k papers `fill_from_text` gives, and the
+    ids it added), ordered by the text ranking fused from each list's top `depth`, with its
+    fused scores; a paper outside that ranking keeps its place after the others, score 0.
+    The fill's shallower fusion picks the better k on CSFCube, the deeper one orders them
+    better (docs/retrieval-quality.md). Both come from one pair of text searches."""
+    walked = walked[:k]
+    shallow = k + len(walked)
+    lexical, dense = query_lists(graph, encoder, query, max(shallow, depth), excluded)
+    members, added = filled(walked, fuse_hits(lexical, dense, shallow), k)
+    fused = {hit.id: hit.score for hit in fuse_hits(lexical, dense, max(k, depth))}
+    ordered = sorted(members, key=lambda member: -fused.get(member[0], 0.0))
+    return [(paper, fused.get(paper, 0.0)) for paper, _ in ordered], added

@@ -132,12 +132,18 @@ def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
     walked = {r.id for r in walk.results}
     assert len(walked) < THIN_GRAPH_RATIO * walk.counts["seeds"]
     learned = run_search(graph, backends, SearchRequest(query=query, params=params))
-    hits = query_hits(graph, backends.encoder, query, TEXT_POOL, [])[:20]
     assert learned.counts["order"]["not_applied"].endswith("the query's own text ranking")
     assert learned.counts["order"]["placed_by"] == "text"
-    assert [r.id for r in learned.results][:len(hits)] == [h.id for h in hits]
-    assert [r.score for r in learned.results][:len(hits)] == pytest.approx(
-        [h.score for h in hits])
+    # The same papers as the walk's order and its text fill, ordered by the text ranking
+    # fused from each list's top TEXT_POOL, with its scores.
+    previous = run_search(graph, backends, SearchRequest(
+        query=query, params=params.model_copy(update={"order": "walk"})))
+    fused = {h.id: h.score for h in query_hits(graph, backends.encoder, query, TEXT_POOL, [])}
+    expected = sorted((r.id for r in previous.results), key=lambda p: -fused.get(p, 0.0))
+    assert [r.id for r in learned.results] == expected
+    assert [r.score for r in learned.results] == pytest.approx(
+        [fused.get(p, 0.0) for p in expected])
+    assert [r.id for r in learned.results] != [r.id for r in previous.results]
     assert all(r.evidence.text_match == (r.id not in walked) for r in learned.results)
     assert any(not r.evidence.text_match for r in learned.results)
 
