@@ -158,9 +158,10 @@ class SearchSettings(BaseModel):
         "search/learned_ranking.py) orders the walk's top 200, the query's top 100 BM25 "
         "and embedding hits and the papers those hits cite most, where the walk ranks at "
         "least k papers; where it ranks fewer than 3 papers per seed (the graph adds "
-        "almost nothing to the seeds) the query's own text ranking orders the list; walk = "
+        "almost nothing to the seeds) the query's own text ranking orders the walk's and "
+        "the fill's papers; walk = "
         "the walk's scores, then the text fill. learned ships: R@50 +0.021 on hep-th, "
-        "+0.077 on cs768 (never trained on), CSFCube MAP@50 +0.019 "
+        "+0.077 on cs768 (never trained on), CSFCube MAP@50 +0.020 "
         "(docs/retrieval-quality.md)",
     )
     # Bounded: GDS allocates per iteration, and 10^9 iterations ran it out of memory.
