@@ -96,8 +96,15 @@ ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
     "orientation": ("orientation", "orientation", choices(SearchSettings, "orientation")),
     "ranker": ("ranker", "ranker", choices(SearchSettings, "ranker")),
     "age": ("age reference", "age", ("current", "query")),
+    "delta": ("Delta under the shipped search (coverage weighting at tau; * = the shipped "
+              "uniform search)", "tau", (0.0, 0.25, 0.5, 0.75)),
 }
 DELTA_ABLATIONS = ("tau", "beta", "theta")
+# Ablations of the shipped search itself (its order and fill kept), each value compared with
+# the shipped search as it runs: whether Delta earns its place in the product, not in the
+# walk's own list. Theta is the configured one (set it to the entailment scorer's own
+# calibrated threshold).
+SHIPPED_ABLATIONS = ("delta",)
 CORRUPTIONS = ("distractor", "random")
 # The encoder keeps this many sentence vectors in memory: every claim of a 30K-paper corpus,
 # so an edge scored during the benchmark never re-embeds a claim it has seen.
@@ -281,6 +288,8 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
         wanted |= set(HYBRID_PARTS)
     if options.corruption or options.ablations:
         wanted.add("crase-ppr")
+    if set(options.ablations) & set(SHIPPED_ABLATIONS):
+        wanted.add("shipped")
     models = ranker_model_files(options.ranker_ablations) if options.ranker_ablations else []
     if models:  # each model is compared with both
         wanted |= {"learned-order", "previous-default"}
@@ -323,7 +332,10 @@ def ranker_ablation_configs(base: WalkConfig, models: list[Path]) -> dict[Path, 
 
 def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
     """The setting an ablation varies: the shipped walk's own list, Delta-weighted for the
-    settings that only act on Delta."""
+    settings that only act on Delta; for SHIPPED_ABLATIONS, the shipped search
+    Delta-weighted."""
+    if name in SHIPPED_ABLATIONS:
+        return base.but(weighting="coverage")
     clean = base.but(ranker="ppr", fill="none", order="walk")
     return clean.but(weighting="coverage") if name in DELTA_ABLATIONS else clean
 
@@ -545,20 +557,25 @@ def backfilled(scored: dict[str, Scored], primary: str, fallback: str) -> Scored
 def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
                      names: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One table per ablation; each row is compared with the setting the ablation varies
-    (marked `shipped`: the shipped walk, or the Delta walk for DELTA_ABLATIONS)."""
+    (marked `shipped`: the shipped walk, or the Delta walk for DELTA_ABLATIONS); each row
+    of a SHIPPED_ABLATIONS table is compared with the shipped search, its first row."""
     tables: dict[str, Any] = {}
     rows: list[dict[str, Any]] = []
     for name, (label, field_name, values) in ABLATIONS.items():
         if name not in names:
             continue
-        reference = ablation_base(base, name)
+        reference = base if name in SHIPPED_ABLATIONS else ablation_base(base, name)
+        varied = ablation_base(base, name)
         reference_records = store.load(data.spec.name, reference.key())
         reference_scored = Scored.from_records(reference_records, data.subset)
         reference_cost = summarize_cost(
             [reference_records[q.id] for q in data.subset if q.id in reference_records],
             walk=True, coverage=True).get("cold_calls_mean") if reference_records else None
-        for value in values:
-            config = reference.but(**{field_name: value})
+        settings = (reference,) if name in SHIPPED_ABLATIONS else ()
+        settings += tuple(varied.but(**{field_name: value}) for value in values)
+        for config in settings:
+            value = ("uniform" if config.weighting == "uniform" and name in SHIPPED_ABLATIONS
+                     else getattr(config, field_name))
             records = store.load(data.spec.name, config.key())
             subset_records = [records[q.id] for q in data.subset if q.id in records]
             scored = Scored.from_records(records, data.subset)

@@ -244,14 +244,14 @@ def stage_table(entries: list[dict[str, Any]]) -> list[str]:
 
 def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["| value | R@20 | R@50 | MAP@20 | MAP@50 | R@50 minus shipped [95% CI] | "
-             "papers returned (mean) | "
+             "MAP@50 minus shipped [95% CI] | papers returned (mean) | "
              "\\|V\\| | \\|E\\| | retained \\|V\\| | retained \\|E\\| | cold calls | "
              "relative cost | wall s (median) | n |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
         m, c = row["metrics"], row["cost"]
         if not c.get("queries"):
-            lines.append(f"| {row['value']} | not run |" + " |" * 13)
+            lines.append(f"| {row['value']} | not run |" + " |" * 14)
             continue
         relative = "-" if row["relative_cost"] is None else f"{row['relative_cost']:.2f}x"
         r20, r50 = (m["recall"][k_key(row, ("recall", k))] for k in (20, 50))
@@ -260,6 +260,7 @@ def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {row['value']}{' *' if row['shipped'] else ''} | {r20:.4f} | {r50:.4f} | "
             f"{m20:.4f} | {m50:.4f} | "
             f"{interval(row['vs_shipped']['recall']) if row.get('vs_shipped') else '-'} | "
+            f"{interval(row['vs_shipped']['map']) if row.get('vs_shipped') else '-'} | "
             f"{c['results_mean']:.1f} | {c['nodes_median']:.0f} | {c['edges_median']:.0f} | "
             f"{c['retained_nodes_median']:.0f} | {c['retained_edges_median']:.0f} | "
             f"{c['cold_calls_mean']:.0f} | {relative} | {c['seconds_median']:.2f} | "

@@ -14,7 +14,7 @@ SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default
            "learned-order", "shipped", "crase-ppr",
            "uniform-edges", "crase-salsa", "recency", "hybrid")
 ABLATIONS = ("weighting", "seed_weights", "query_seeds", "sub_queries", "seed_rule", "hops",
-             "tau", "beta", "theta", "orientation", "ranker", "age")
+             "tau", "beta", "theta", "orientation", "ranker", "age", "delta")
 
 
 
