@@ -32,7 +32,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from crase.paper_identity import normalise_doi
+from crase.paper_identity import arxiv_key, normalise_doi
 from crase.settings import IngestSettings
 
 
@@ -102,8 +102,9 @@ TEXT_FIELDS = ("id", "title", "abstract", "venue", "arxiv_id", "doi", "s2_id", "
 LIST_FIELDS = ("authors", "categories")
 # Bumped when a rule changes what a valid row holds (v2: author names repaired; v3: junk
 # names and years dropped, empty text left out; v4: a DOI's resolver URL or doi: prefix
-# dropped), so a finished load of unchanged input is loaded again under the new rules.
-VALIDATION_VERSION = 4
+# dropped; v5: an arXiv id without its version or `arXiv:` prefix, or taken from an arXiv
+# DOI), so a finished load of unchanged input is loaded again under the new rules.
+VALIDATION_VERSION = 5
 # The kinds of the notes file: what validation repaired in a row it kept.
 REPAIRED_AUTHORS = "repaired_authors"
 DROPPED_YEAR = "dropped_year"
@@ -179,6 +180,13 @@ class Paper(BaseModel):
         # Stored as the comparison key (no prefix, lower case): the graph's DOI lookups
         # (identity resolution, reference lists) send keys in this spelling.
         return normalise_doi(value)
+
+    @model_validator(mode="after")
+    def arxiv_id_as_key(self) -> "Paper":
+        # Stored as the comparison key (no version, no prefix; from an arXiv DOI where no
+        # arXiv id is given): one spelling per work, so look-ups send one key.
+        self.arxiv_id = arxiv_key(self.arxiv_id, self.doi)
+        return self
 
     @field_validator("categories", mode="before")
     @classmethod

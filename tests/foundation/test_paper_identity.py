@@ -4,9 +4,12 @@ key, a link keeps the DOI as given, and titles compare by their words."""
 import pytest
 
 from crase.paper_identity import (
+    arxiv_from_doi,
+    lookup_keys,
     normalise_arxiv_id,
     normalise_doi,
     normalise_title,
+    paper_key,
     strip_doi_prefix,
     title_similarity,
 )
@@ -86,3 +89,49 @@ def test_title_similarity_is_the_overlap_of_the_word_sets() -> None:
     assert title_similarity("Deep Sets", "Deep Sets revisited") == pytest.approx(2 / 3)
     assert title_similarity("Deep Sets", "") == 0.0
     assert title_similarity("!!", "??") == 0.0
+
+
+# arXiv's own DOIs (10.48550/arXiv.<id>) name the preprint: the same work as its arXiv id.
+ARXIV_DOIS = [
+    ("10.48550/arXiv.2101.01234", "2101.01234"),
+    ("10.48550/ARXIV.2101.01234", "2101.01234"),
+    ("https://doi.org/10.48550/arXiv.2101.01234", "2101.01234"),
+    ("doi:10.48550/arxiv.hep-th/9901001", "hep-th/9901001"),
+    ("10.48550/arXiv.2101.01234v2", "2101.01234"),
+    ("10.1103/PhysRevLett.80.4859", None),
+    ("10.48550/arXiv.", None),
+    (None, None),
+]
+
+
+@pytest.mark.parametrize(("doi", "arxiv_key"), ARXIV_DOIS)
+def test_an_arxiv_doi_names_its_arxiv_id(doi: str | None, arxiv_key: str | None) -> None:
+    assert arxiv_from_doi(doi) == arxiv_key
+
+
+@pytest.mark.parametrize(("doi", "arxiv_key"), [row for row in ARXIV_DOIS if row[1]])
+def test_a_work_known_by_its_arxiv_doi_has_the_key_of_its_arxiv_id(doi: str,
+                                                                   arxiv_key: str) -> None:
+    assert paper_key(None, doi, "s2:123") == paper_key(arxiv_key, None, "openalex:W1")
+    assert paper_key(None, doi, "s2:123") == arxiv_key
+
+
+def test_a_publisher_doi_still_keys_a_work_without_an_arxiv_id() -> None:
+    assert paper_key(None, "https://doi.org/10.1103/PhysRevLett.80.4859", "s2:1") == \
+        "doi:10.1103/physrevlett.80.4859"
+    assert paper_key(None, None, "s2:1") == "s2:1"
+
+
+@pytest.mark.parametrize(("name", "arxiv_ids", "dois"), [
+    ("arXiv:hep-th/9901001v2", ["hep-th/9901001"], []),
+    ("hep-th/9901001", ["hep-th/9901001"], []),
+    ("2101.01234v3", ["2101.01234"], []),
+    ("https://doi.org/10.1103/PhysRevLett.80.4859", [], ["10.1103/physrevlett.80.4859"]),
+    ("https://doi.org/10.48550/arXiv.2101.01234", ["2101.01234"],
+     ["10.48550/arxiv.2101.01234"]),
+])
+def test_a_name_gives_the_keys_it_is_looked_up_by(name: str, arxiv_ids: list[str],
+                                                  dois: list[str]) -> None:
+    keys = lookup_keys(name)
+    assert keys.arxiv_ids == arxiv_ids and keys.dois == dois
+    assert name.strip() in keys.ids
