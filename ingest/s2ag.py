@@ -3,14 +3,24 @@
 `citations/` (optional) datasets, each a set of gzipped JSON-lines shards as the datasets
 API hands them out.
 
+Every corpus id (`corpusid`, `citingcorpusid`, `citedcorpusid`) is read as an integer or a
+string of digits: AI2's published samples write the citations' ids as JSON strings
+(`"citingcorpusid":"20187272"`) and the papers' and abstracts' as integers. A row whose id
+is neither is refused (`bad_id`) with the field named.
+
 - papers: `corpusid`, `externalids` (`DOI`, `ArXiv`, ...), `url` (whose last segment is
   the paper id the API uses), `title`, `authors` (`authorId`, `name`), `year`, `venue`,
   `publicationdate`, `s2fieldsofstudy` (`category`, `source`: the field filter's labels).
-- abstracts: `corpusid`, `abstract`.
+- abstracts: `corpusid`, `abstract`. An abstract joined to no kept paper (its work is not
+  in the papers shards, the filter left it out, or it repeats an earlier row) is counted
+  in the summary (`abstracts_unjoined`); a row that cannot be joined at all (no readable
+  id, an abstract that is not text, a line that is no object) is a reject.
 - citations: `citingcorpusid`, `citedcorpusid` (null where the reference is not resolved
-  to a paper), `isinfluential`, `intents` (a list per citation context, each a list of
-  `background`, `methodology`, `result`, or null). The edge keeps `isinfluential` and the
-  intents it was cited with (each once), written after the load (`citation_signals`).
+  to a paper), `isinfluential`, `intents`: flat (`["background","methodology"]`, as the
+  published samples write it) or one list per citation context (`[["methodology"],
+  null]`, as the documentation describes it), of `background`, `methodology`, `result`.
+  The edge keeps `isinfluential` and the intents it was cited with (each once), written
+  after the load (`citation_signals`).
 
 Graph ids by `paper_key`: the arXiv id, else the DOI, else `s2:<paper id>` (the id `crase
 fetch` gives a paper from the API), else `s2corpus:<corpusid>`.
@@ -31,9 +41,9 @@ from typing import Any
 
 from crase.errors import CorpusError
 from crase.graph import Graph
-from crase.ingest.corpus import paper_from_record
+from crase.ingest.corpus import SHOWN_CHARS, paper_from_record
 from crase.ingest.dataset_filter import DatasetFilter
-from crase.ingest.records import EdgeRow, Limits, Paper, Reject
+from crase.ingest.records import EdgeRow, Limits, Paper, Reject, RejectKind, json_kind, shown_value
 from crase.ingest.staging import (
     DatasetPaths,
     Shard,
@@ -52,6 +62,9 @@ from crase.paper_identity import normalise_arxiv_id, paper_key
 DATASETS = ("papers", "abstracts", "citations")
 PAPER_URL = "https://www.semanticscholar.org/paper/"
 SQLITE_CHUNK = 10_000
+# Corpus ids are SQLite INTEGER keys (signed 64 bits); real ones have nine digits.
+MAX_CORPUS_ID = 1 << 63
+MAX_CORPUS_ID_DIGITS = 18
 SIGNAL_BATCH = 10_000  # edges per transaction of store_citation_signals
 # The signals as neo4j-admin columns of the relationship file (see citation_signals).
 SIGNAL_COLUMNS = [("isinfluential", "isinfluential:boolean"), ("intents", "intents:string[]")]
@@ -111,17 +124,29 @@ def spill_candidates(shards: list[Shard], staging: Staging, spill: SpillFile,
             staging.leave_out()
             continue
         paper_fields = map_paper(record) if isinstance(record, dict) else record
-        paper = paper_from_record(paper_fields, text, shard.name, number, limits)
+        paper = paper_of_record(record, paper_fields, text, shard.name, number, limits)
         if isinstance(paper, Reject):
             staging.offer(shard.name, number, paper, "", [])
             continue
-        corpus_id, labels = record["corpusid"], paper_labels(record)
+        corpus_id, labels = corpus_number(record["corpusid"]), paper_labels(record)
+        assert corpus_id is not None  # paper_of_record refused any other row
         if not before_abstract.keeps(paper, str(corpus_id), labels):
             staging.leave_out()
             continue
         candidates.add(corpus_id)
         spill.write([shard.name, number, corpus_id, labels, paper_fields])
     return candidates
+
+
+def paper_of_record(record: Any, paper_fields: Any, text: str, file: str, number: int,
+                    limits: Limits) -> Paper | Reject:
+    """The Paper of a papers-dataset record (`paper_fields`: its `map_paper`; no abstract
+    yet), or its reject."""
+    given = record.get("corpusid") if isinstance(record, dict) else None
+    if given is not None and corpus_number(given) is None:
+        return Reject(file, number, RejectKind.BAD_ID, unreadable_id_reason("corpusid", given),
+                      text[:SHOWN_CHARS])
+    return paper_from_record(paper_fields, text, file, number, limits)
 
 
 def keep_candidates(spill: SpillFile, abstracts: "AbstractStore", staging: Staging,
@@ -141,9 +166,9 @@ def map_paper(record: dict[str, Any]) -> dict[str, Any]:
     doi, arxiv = external.get("DOI"), external.get("ArXiv")
     arxiv_id = normalise_arxiv_id(arxiv) if isinstance(arxiv, str) else None
     s2_id = paper_id_of(record.get("url"))
-    corpus_id = record.get("corpusid")
+    corpus_id = corpus_number(record.get("corpusid"))
     own_id = f"s2:{s2_id}" if s2_id else f"s2corpus:{corpus_id}"
-    has_id = isinstance(corpus_id, int) and not isinstance(corpus_id, bool)
+    has_id = corpus_id is not None
     return {
         "id": paper_key(arxiv_id, doi if isinstance(doi, str) else None, own_id)
         if has_id else None,
@@ -197,25 +222,52 @@ class AbstractStore:
     def fill(self, shards: list[Shard], candidates: set[int], staging: Staging,
              max_line_bytes: int) -> None:
         rows: list[tuple[int, str]] = []
-        for _, _, _, record in read_records(shards, staging, max_line_bytes, "abstracts"):
-            corpus_id = record.get("corpusid") if isinstance(record, dict) else None
-            abstract = record.get("abstract") if isinstance(record, dict) else None
-            if corpus_id in candidates and isinstance(abstract, str):
-                rows.append((corpus_id, abstract))
+        for shard, number, text, record in read_records(shards, staging, max_line_bytes,
+                                                        "abstracts"):
+            joinable = abstract_of_record(record, text, shard.name, number)
+            if isinstance(joinable, Reject):
+                staging.reject(joinable)
+            elif joinable is not None and joinable[0] in candidates:
+                rows.append(joinable)
                 if len(rows) >= SQLITE_CHUNK:
-                    self.insert(rows)
+                    self.insert(rows, staging)
                     rows = []
-        self.insert(rows)
+            else:
+                staging.report.abstracts_unjoined += 1
+        self.insert(rows, staging)
 
-    def insert(self, rows: list[tuple[int, str]]) -> None:
+    def insert(self, rows: list[tuple[int, str]], staging: Staging) -> None:
         # The first abstract of a paper is kept, as the first row of a repeated id is.
-        self.db.executemany("INSERT OR IGNORE INTO abstracts VALUES (?, ?)", rows)
+        inserted = self.db.executemany("INSERT OR IGNORE INTO abstracts VALUES (?, ?)",
+                                       rows).rowcount
         self.db.commit()
+        staging.report.abstracts_joined += inserted
+        staging.report.abstracts_unjoined += len(rows) - inserted
 
     def get(self, corpus_id: int) -> str:
         row = self.db.execute("SELECT abstract FROM abstracts WHERE corpusid = ?",
                               (corpus_id,)).fetchone()
         return row[0] if row else ""
+
+
+def abstract_of_record(record: Any, text: str, file: str,
+                       number: int) -> tuple[int, str] | Reject | None:
+    """(corpus id, abstract) of an abstracts-dataset row; None for a row with no abstract
+    (null); the reject of a row that cannot be joined to any paper."""
+    shown = text[:SHOWN_CHARS]
+    if not isinstance(record, dict):
+        return Reject(file, number, RejectKind.NOT_AN_OBJECT,
+                      f"expected a JSON object, got {type(record).__name__}", shown)
+    given = record.get("corpusid")
+    corpus_id = corpus_number(given)
+    if corpus_id is None:
+        return Reject(file, number, RejectKind.BAD_ID, unreadable_id_reason("corpusid", given),
+                      shown)
+    abstract = record.get("abstract")
+    if abstract is not None and not isinstance(abstract, str):
+        return Reject(file, number, RejectKind.INVALID_FIELD,
+                      f"abstract is a {json_kind(abstract)}, not text", shown)
+    return (corpus_id, abstract) if abstract is not None else None
 
 
 def citation_batches(shards: list[Shard], staging: Staging, max_line_bytes: int,
@@ -226,12 +278,13 @@ def citation_batches(shards: list[Shard], staging: Staging, max_line_bytes: int,
     signals: dict[tuple[str, int], dict[str, Any]] = {}
 
     def in_corpus() -> Iterator[tuple[str, EdgeRow]]:
-        for shard, number, _, record in read_records(shards, staging, max_line_bytes,
-                                                     "citations"):
-            if not isinstance(record, dict):
+        for shard, number, text, record in read_records(shards, staging, max_line_bytes,
+                                                        "citations"):
+            ids = citation_ids(record, text, shard.name, number)
+            if isinstance(ids, Reject):
+                staging.reject(ids)
                 continue
-            ends = staging.in_corpus(corpus_key(record.get("citingcorpusid")),
-                                     corpus_key(record.get("citedcorpusid")))
+            ends = staging.in_corpus(*ids)
             if ends is not None:
                 signals[shard.name, number] = citation_signals(record)
                 yield shard.name, EdgeRow(number, *ends)
@@ -241,16 +294,56 @@ def citation_batches(shards: list[Shard], staging: Staging, max_line_bytes: int,
         yield file, rows, batch_signals
 
 
+def citation_ids(record: Any, text: str, file: str,
+                 number: int) -> tuple[str, str | None] | Reject:
+    """The corpus ids of a citations-dataset row as the kept set names them (the cited one
+    None where the reference is unresolved), or the reject of a row without them."""
+    shown = text[:SHOWN_CHARS]
+    if not isinstance(record, dict):
+        return Reject(file, number, RejectKind.NOT_AN_OBJECT,
+                      f"expected a JSON object, got {type(record).__name__}", shown)
+    citing, cited = record.get("citingcorpusid"), record.get("citedcorpusid")
+    citing_key, cited_key = corpus_key(citing), corpus_key(cited)
+    if citing_key is None:
+        return Reject(file, number, RejectKind.BAD_ID,
+                      unreadable_id_reason("citingcorpusid", citing), shown)
+    if cited is not None and cited_key is None:
+        return Reject(file, number, RejectKind.BAD_ID,
+                      unreadable_id_reason("citedcorpusid", cited), shown)
+    return citing_key, cited_key
+
+
+def corpus_number(value: Any) -> int | None:
+    """A corpus id as an int: given as a JSON integer or as a string of digits (the
+    published samples use both); None for anything else (null, a fraction, a boolean)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 0 <= value < MAX_CORPUS_ID else None
+    if isinstance(value, str) and 0 < len(value) <= MAX_CORPUS_ID_DIGITS \
+            and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
 def corpus_key(value: Any) -> str | None:
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+    """A corpus id as the kept set names it (decimal, no leading zeros), or None."""
+    number = corpus_number(value)
+    return None if number is None else str(number)
+
+
+def unreadable_id_reason(field: str, value: Any) -> str:
+    if value is None:
+        return f"{field} is missing; every row names its paper by corpus id"
+    return (f"{field} {shown_value(value)} is no corpus id: an integer or a string of "
+            "digits")
 
 
 def citation_signals(record: dict[str, Any]) -> dict[str, Any]:
-    """`isinfluential` (null where not given) and the intents, each once, in order."""
+    """`isinfluential` (null where not given) and the intents, each once, in order:
+    `intents` flat or one list per context (null entries skipped)."""
     intents: list[str] = []
     contexts = record.get("intents")
-    for context in contexts if isinstance(contexts, list) else []:
-        for intent in context if isinstance(context, list) else []:
+    for entry in contexts if isinstance(contexts, list) else []:
+        for intent in entry if isinstance(entry, list) else [entry]:
             if isinstance(intent, str) and intent not in intents:
                 intents.append(intent)
     influential = record.get("isinfluential")

@@ -187,6 +187,8 @@ class StagingReport:
     rejected: int = 0  # paper rows and edge rows refused (see the rejects file)
     edges_kept: int = 0
     edges_outside: int = 0  # references to works that are not in the corpus
+    abstracts_joined: int = 0  # Semantic Scholar abstracts set on a kept paper
+    abstracts_unjoined: int = 0  # abstracts of no kept paper (not held, filtered, repeated)
     repaired: int = 0  # kept works that validation repaired (see the notes file)
     reused: bool = False  # an earlier staging with the same inputs and filter was used
 

@@ -1,6 +1,7 @@
-"""The Semantic Scholar datasets (papers, abstracts, citations): gzipped shards written by
-hand from the datasets' documented records (tests/ingest/fixtures/s2ag), staged and
-loaded, with the citations' isinfluential and intents on the edges."""
+"""The Semantic Scholar datasets (papers, abstracts, citations): gzipped shards in the
+shapes of AI2's published samples (tests/ingest/fixtures/s2ag: compact JSON, integer
+`corpusid` in papers and abstracts, string corpus ids and flat `intents` in citations),
+staged and loaded, with the citations' isinfluential and intents on the edges."""
 
 import json
 from pathlib import Path
