@@ -27,6 +27,7 @@ from crase.ingest.crossref import crossref_record
 from crase.ingest.provider_http import ProviderClient
 from crase.ingest.records import PaperRecord
 from crase.paper_identity import (
+    identifier_keys,
     normalise_arxiv_id,
     normalise_doi,
     normalise_title,
@@ -106,11 +107,12 @@ def search_fulltext(graph: Graph, registry: IdentityRegistry, queries: Sequence[
 
 def find_by_identifier(graph: Graph, doi: str | None, arxiv_id: str | None,
                        excluded: Sequence[str]) -> tuple[PaperRecord, str] | None:
-    dois = [value for value in {doi, normalise_doi(doi)} if value]
-    arxiv = [value for value in {arxiv_id, normalise_arxiv_id(arxiv_id)} if value]
-    if not dois and not arxiv:
+    # One key per identifier: the graph stores DOIs and arXiv ids in the identity
+    # module's spelling (an arXiv DOI is looked for as its arXiv id too).
+    keys = identifier_keys(doi, arxiv_id)
+    if not keys.dois and not keys.arxiv_ids:
         return None
-    rows = graph.read("match_papers_by_identifier", dois=dois, arxiv_ids=arxiv,
+    rows = graph.read("match_papers_by_identifier", dois=keys.dois, arxiv_ids=keys.arxiv_ids,
                       excluded=list(excluded))
     return (PaperRecord.from_row(rows[0]), rows[0]["matched_by"]) if rows else None
 

@@ -22,25 +22,18 @@ from typing import Any
 
 from crase.idea.candidates import Candidate, Decision, RouteHit
 from crase.ingest.records import PaperRecord
-
-# The two id normalisers are re-exported (the `as` form): discovery and PDF acquisition
-# import them from here.
 from crase.paper_identity import (
-    normalise_arxiv_id,
+    ARXIV_DOI_PREFIX,
+    arxiv_key,
     normalise_doi,
     normalise_title,
     title_similarity,
 )
 
-ARXIV_DOI = "10.48550/arxiv."
+ARXIV_DOI = ARXIV_DOI_PREFIX
 SAME_TITLE_YEARS = 1  # a preprint and its publication are usually at most a year apart
 CONFLICT_BELOW = 0.5  # title word overlap under which an identifier match is contradicted
 SIMILAR_FROM = 0.8  # title word overlap from which a distinct work gets a note
-
-
-def arxiv_from_doi(doi: str | None) -> str | None:
-    """arXiv's own DOIs (10.48550/arXiv.<id>) name the preprint, not a publication."""
-    return doi[len(ARXIV_DOI):] if doi and doi.startswith(ARXIV_DOI) else None
 
 
 @dataclass
@@ -59,7 +52,7 @@ class IdentityRegistry:
         if record.id is not None and record.id in self.excluded:
             return None
         record.doi = normalise_doi(record.doi)
-        record.arxiv_id = normalise_arxiv_id(record.arxiv_id) or arxiv_from_doi(record.doi)
+        record.arxiv_id = arxiv_key(record.arxiv_id, record.doi)
         work, conflict = self._match_identifier(record)
         if conflict is not None:
             work = None  # a contradicted identifier merges nothing

@@ -1,4 +1,4 @@
-"""`crase db start|stop|status|logs|init|import`: the self-managed Neo4j server, its schema,
+"""`crase db start|stop|status|logs|init|migrate|import`: the self-managed Neo4j server, its schema,
 and the bulk import of a corpus into a new database."""
 
 import argparse
@@ -27,6 +27,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     logs.set_defaults(handler=show_logs)
     actions.add_parser("init", help="apply the schema (idempotent)").set_defaults(
         handler=init_schema)
+    actions.add_parser(
+        "migrate", help="bring the graph to the current identity rules (idempotent)",
+        description="Rewrite stored arXiv ids without version or prefix, give papers keyed "
+                    "by an arXiv DOI their arXiv id as graph id, and merge the two nodes of a "
+                    "work known by both into one (docs/database.md).").set_defaults(
+        handler=migrate_graph)
     bulk = actions.add_parser(
         "import", help="bulk-import a corpus with neo4j-admin (replaces the database)",
         description="For new databases of 100K+ papers: validate, write CSV, stop the server, "
@@ -89,4 +95,14 @@ def init_schema(args: argparse.Namespace, settings: Settings) -> int:
     with Graph.connect(settings.database) as graph:
         applied = graph.apply_schema()
     print(f"schema applied: {len(applied)} statements")
+    return 0
+
+
+def migrate_graph(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+    from crase.identity_migration import migrate_paper_identities
+
+    with Graph.connect(settings.database) as graph:
+        report = migrate_paper_identities(graph)
+    print(f"identity migration: {report.summary()}")
     return 0
