@@ -40,6 +40,7 @@ class RejectKind(StrEnum):
     """Every reason a row can be refused; the rejects file and the summary count by these."""
 
     EMPTY_FILE = "empty_file"
+    BAD_SHARD = "bad_shard"
     BAD_ENCODING = "bad_encoding"
     HUGE_ROW = "huge_row"
     MALFORMED_JSON = "malformed_json"

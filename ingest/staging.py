@@ -23,6 +23,7 @@ import csv
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ from crase.ingest.records import (
     Limits,
     Paper,
     Reject,
+    RejectKind,
     check_edge,
 )
 from crase.ingest.registry import CitationRegistry, PaperRegistry
@@ -111,20 +113,27 @@ def find_shards(path: Path, root: Path | None = None) -> list[Shard]:
 
 
 def open_shard(shard: Shard) -> BinaryIO:
-    try:
-        if shard.path.name.endswith(".gz"):
-            return gzip.open(shard.path, "rb")  # type: ignore[return-value]
-        return shard.path.open("rb", buffering=READ_BUFFER)
-    except OSError as err:
-        raise CorpusError(f"cannot read {shard.path}: {err}") from err
+    """The shard's bytes (decompressed as they are read, for a .gz); an OSError when the
+    file cannot be opened."""
+    if shard.path.name.endswith(".gz"):
+        return gzip.open(shard.path, "rb")  # type: ignore[return-value]
+    return shard.path.open("rb", buffering=READ_BUFFER)
 
 
 def read_shard(shard: Shard, max_line_bytes: int,
                progress: Callable[[int, int], None] | None = None,
                ) -> Iterator[tuple[int, str, Any] | Reject]:
     """(line number, line text, JSON value) per record line of a shard, or its reject.
-    `progress(bytes of the shard file read, lines read)` is called now and then."""
-    with open_shard(shard) as handle:
+    `progress(bytes of the shard file read, lines read)` is called now and then. A shard
+    that cannot be opened or read to its end (cut off, no gzip, corrupt) ends in one
+    `bad_shard` reject, its lines read before the break kept: the other shards go on."""
+    number, end = 0, 0
+    try:
+        handle = open_shard(shard)
+    except OSError as err:
+        yield bad_shard_reject(shard, 0, 0, None, err)
+        return
+    with handle:
         # Under a gzip stream, the file it reads: its position is the share of the shard.
         raw = getattr(handle, "fileobj", handle)
         try:
@@ -136,8 +145,28 @@ def read_shard(shard: Shard, max_line_bytes: int,
                     yield number, parsed[0], parsed[1]
                 if progress is not None and number % PROGRESS_LINES == 0:
                     progress(raw.tell(), number)
-        except (OSError, EOFError) as err:  # a truncated or corrupt gzip stream
-            raise CorpusError(f"{shard.name} cannot be read to its end: {err}") from err
+        except (OSError, EOFError, zlib.error) as err:  # cut off, not gzip, corrupt
+            yield bad_shard_reject(shard, number, end, raw.tell(), err)
+
+
+def bad_shard_reject(shard: Shard, lines: int, end: int, position: int | None,
+                     err: BaseException) -> Reject:
+    """The one reject of a shard read no further than line `lines` (ending at byte `end`
+    of its text); `position`: how far into the file the reading had come, where known."""
+    where = ""
+    if position is not None and shard.path.name.endswith(".gz"):
+        where = f"; the gzip stream broke by byte {position:,} of the file's " \
+                f"{shard.path.stat().st_size:,}"
+    kept = f"its {lines:,} lines before the break are kept, the rest is lost" if lines \
+        else "nothing of it could be read"
+    return Reject(shard.name, lines + 1, RejectKind.BAD_SHARD,
+                  f"the shard cannot be read past line {lines:,} (byte {end:,} of its text"
+                  f"{where}): {error_text(err)}; {kept}; download the shard again and load "
+                  "again", "")
+
+
+def error_text(err: BaseException) -> str:
+    return str(err) or type(err).__name__
 
 
 def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
@@ -154,6 +183,8 @@ def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
             lines += 1
             if isinstance(item, Reject):
                 staging.reject(item)
+                if item.kind == RejectKind.BAD_SHARD:
+                    staging.report.bad_shards.append(shard.name)
             else:
                 yield (shard, *item)
         progress.finished(shard, lines)
@@ -190,7 +221,13 @@ class StagingReport:
     abstracts_joined: int = 0  # Semantic Scholar abstracts set on a kept paper
     abstracts_unjoined: int = 0  # abstracts of no kept paper (not held, filtered, repeated)
     repaired: int = 0  # kept works that validation repaired (see the notes file)
+    bad_shards: list[str] = field(default_factory=list)  # cut off, not gzip, corrupt
     reused: bool = False  # an earlier staging with the same inputs and filter was used
+
+    @property
+    def partial(self) -> bool:
+        """Some shard could not be read to its end: the staging holds the rest."""
+        return bool(self.bad_shards)
 
     @property
     def rejects_path(self) -> Path:

@@ -1,5 +1,9 @@
 """`crase load` (incremental, resumable), `crase fetch` (papers and their neighbours from
-Semantic Scholar) and the handler of `crase db import` (bulk)."""
+Semantic Scholar) and the handler of `crase db import` (bulk).
+
+Exit status of a load or an import: 0 when done, 2 for a usage error (nothing loaded),
+and PARTIAL_EXIT (3) when a dataset was loaded without some shard that could not be read
+to its end (each such shard one `bad_shard` reject; its other shards and rows loaded)."""
 
 import argparse
 import asyncio
@@ -21,6 +25,7 @@ if TYPE_CHECKING:
     from crase.ingest.staging import StagingReport
 
 DATASET_FORMATS = ("openalex", "s2ag")  # publishers' bulk datasets, staged before the load
+PARTIAL_EXIT = 3  # loaded, but some shard of the dataset could not be read to its end
 EMBED_HINT = ("Next: `crase embed` stores the paper vectors the query's dense search uses "
               "(searches seed from BM25 alone until then).")
 
@@ -97,9 +102,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                               "dataset's own id, a DOI or an arXiv id)")
 
 
-def corpus_files(args: argparse.Namespace, settings: Settings) -> "CorpusFiles":
+def corpus_files(args: argparse.Namespace, settings: Settings,
+                 ) -> "tuple[CorpusFiles, StagingReport | None]":
     """The files the load reads: the corpus given, or a dataset staged as one (its
-    staging summary printed first)."""
+    staging summary printed first, and its report returned)."""
     from crase.ingest.corpus import locate_corpus
     from crase.ingest.dataset_filter import DatasetFilter
 
@@ -112,13 +118,13 @@ def corpus_files(args: argparse.Namespace, settings: Settings) -> "CorpusFiles":
         if len(args.paths) > 1:
             raise SettingsError(f"--format {args.corpus_format} reads one PATH; load the "
                                 "others one after another")
-        return locate_corpus(args.paths[0], args.corpus_format, args.citations)
+        return locate_corpus(args.paths[0], args.corpus_format, args.citations), None
     if args.citations is not None:
         raise SettingsError(f"--citations is for our own format and arxiv; {args.corpus_format} "
                             "takes its citations from the dataset")
     staged = stage_dataset(args, settings, dataset_filter)
     print_staging_report(args.corpus_format, staged)
-    return locate_corpus(staged.folder)
+    return locate_corpus(staged.folder), staged
 
 
 def stage_dataset(args: argparse.Namespace, settings: Settings,
@@ -165,6 +171,23 @@ def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
           "the corpus")
     print(f"  rejects    {report.rejected:,} in {report.rejects_path}")
     print_repairs(report.repaired, report.notes_path)
+    print_partial(report)
+
+
+def print_partial(report: "StagingReport") -> None:
+    if report.partial:
+        print(f"  partial: {len(report.bad_shards):,} shards could not be read to their end "
+              f"(one bad_shard reject each; every other shard was read): "
+              f"{', '.join(report.bad_shards)}")
+
+
+def finished(staged: "StagingReport | None") -> int:
+    """The exit status of a load or import that ran to its end."""
+    if staged is not None and staged.partial:
+        print(f"Partial: loaded without {len(staged.bad_shards):,} unreadable shards; "
+              f"download them again and load again (exit status {PARTIAL_EXIT})")
+        return PARTIAL_EXIT
+    return 0
 
 
 def load_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -173,7 +196,7 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
     from crase.ingest.loader import load_corpus
     from crase.ingest.staged_identity import adopt_graph_ids
 
-    files = corpus_files(args, settings)
+    files, staged = corpus_files(args, settings)
     with Graph.connect(settings.database) as graph:
         if args.corpus_format in DATASET_FORMATS:
             folder, merged = adopt_graph_ids(graph, files.papers.parent)
@@ -188,7 +211,7 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
     if signals is not None:
         store_signals(signals, settings)
     print(EMBED_HINT)
-    return 0
+    return finished(staged)
 
 
 def fetch_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -230,7 +253,7 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
     from crase.ingest.s2ag import SIGNAL_COLUMNS
     from crase.models.paper_encoders import paper_encoder
 
-    files = corpus_files(args, settings)
+    files, staged = corpus_files(args, settings)
     # Made before the import, so a missing encoder fails before the database is replaced.
     encoder = None if args.no_embed else paper_encoder(settings.models.paper_encoder)
     print(f"Bulk import of {files.name}: the server at {settings.database.home} is stopped, "
@@ -245,7 +268,7 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
         print("  signals    isinfluential and intents imported with the citations")
     elif signals is not None:
         store_signals(signals, settings)
-    return 0
+    return finished(staged)
 
 
 def print_load_report(report: "LoadReport") -> None:

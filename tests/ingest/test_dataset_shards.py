@@ -1,0 +1,103 @@
+"""Shards of a bulk dataset as they arrive: a shard that cannot be read to its end costs only
+itself, the newest `updated_date=` copy of a work wins, and the summary counts every line."""
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from crase.api.cli import main
+from crase.graph import Graph
+from crase.ingest.dataset_filter import DatasetFilter
+from crase.ingest.openalex import stage_openalex
+from crase.ingest.records import DEFAULT_LIMITS
+from crase.ingest.rejects import read_rejects
+from crase.ingest.s2ag import stage_s2ag
+from tests.ingest.test_openalex import (
+    ALL_EDGES,
+    ATTENTION,
+    BERT,
+    NMT,
+    PROTEIN,
+    rejects_of,
+    staged,
+)
+
+GOOD_REJECTS = [("updated_date=2024-01-01/part_000.gz", 3, "malformed_json"),
+                ("updated_date=2024-02-01/part_000.gz", 1, "self_citation"),
+                ("updated_date=2024-02-01/part_000.gz", 2, "missing_title")]
+
+
+def work(number: int, title: str, references: list[int]) -> str:
+    return json.dumps({"id": f"https://openalex.org/W{number}", "title": title,
+                       "publication_year": 2020, "authorships": [],
+                       "referenced_works": [f"https://openalex.org/W{r}" for r in references]})
+
+
+def gzipped(lines: list[str]) -> bytes:
+    return gzip.compress("".join(line + "\n" for line in lines).encode())
+
+
+def add_bad_shards(works: Path) -> None:
+    """Three shards that cannot be read to their end, each beside the good ones: a
+    download cut off, a shard that is no gzip at all, and one with bytes overwritten."""
+    whole = gzipped([work(2000 + n, f"Cut off shard, work {n}", []) for n in range(100)])
+    folder = works / "updated_date=2024-03-01"
+    folder.mkdir()
+    (folder / "part_000.gz").write_bytes(whole[:len(whole) * 2 // 3])
+    (folder / "part_001.gz").write_text(work(2999, "Plain JSON named .gz", []) + "\n")
+    corrupt = bytearray(gzipped([work(3000 + n, f"Work {n}", []) for n in range(200)]))
+    corrupt[len(corrupt) // 2:len(corrupt) // 2 + 40] = b"\xff" * 40
+    (folder / "part_002.gz").write_bytes(bytes(corrupt))
+
+
+def test_a_bad_shard_is_one_reject_and_every_other_shard_loads(
+        openalex_works: Path, tmp_path: Path) -> None:
+    add_bad_shards(openalex_works)
+    report = stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(),
+                            DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    good = [paper for paper in papers if not paper["id"].startswith(("openalex:W2",
+                                                                      "openalex:W3"))]
+    assert good == [ATTENTION, BERT, NMT, PROTEIN] and edges == ALL_EDGES
+    bad = {reject.file: reject for reject in read_rejects(report.rejects_path)
+           if reject.kind.value == "bad_shard"}
+    assert sorted(bad) == [f"updated_date=2024-03-01/part_00{n}.gz" for n in range(3)]
+    assert report.bad_shards == sorted(bad)
+    assert report.partial
+    cut = bad["updated_date=2024-03-01/part_000.gz"]
+    assert "byte" in cut.reason and "download the shard again" in cut.reason
+    assert bad["updated_date=2024-03-01/part_001.gz"].line == 1  # nothing of it was read
+    assert "not a gzip" in bad["updated_date=2024-03-01/part_001.gz"].reason.lower()
+    # The rows read before the break are kept: the shard's lines up to it are whole.
+    assert all(reject.kind.value == "bad_shard" or reject.file in {
+        "updated_date=2024-01-01/part_000.gz", "updated_date=2024-02-01/part_000.gz"}
+        for reject in read_rejects(report.rejects_path))
+
+
+def test_a_bad_citations_shard_leaves_the_other_citations(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    shard = s2ag_datasets / "citations" / "part-1.gz"
+    shard.write_bytes(shard.read_bytes()[:20])
+    report = stage_s2ag(s2ag_datasets, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                        1_000_000)
+    # part-0's two in-corpus citations are kept; part-1 is one reject.
+    assert staged(tmp_path / "staged")[1] == [("1706.03762", "1409.0473"),
+                                              ("1810.04805", "1706.03762")]
+    assert report.bad_shards == ["citations/part-1.gz"]
+    assert ("citations/part-1.gz", 1, "bad_shard") in rejects_of(report.rejects_path)
+
+
+@pytest.mark.integration
+def test_crase_load_of_a_dataset_with_a_bad_shard_says_partial(
+        openalex_works: Path, graph: Graph, cli_env: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    add_bad_shards(openalex_works)
+    assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 3
+    out = capsys.readouterr().out
+    assert "partial: 3 shards could not be read to their end" in out
+    assert "updated_date=2024-03-01/part_001.gz" in out
+    shutil.rmtree(openalex_works / "updated_date=2024-03-01")
+    assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
