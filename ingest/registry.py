@@ -20,12 +20,16 @@ RECENT_ARRAYS = 32  # new keys are merged into the big sorted array after this m
 
 
 class PaperRegistry:
-    """Paper ids of this load (and ids found in the graph), each with a small index."""
+    """Paper ids of this load (and ids found in the graph), each with a small index and
+    where it was first given (file and line), which the reason of a repeat names."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.fingerprints: list[int] = []  # -1 for a paper that exists outside the input
         self.lines: list[int] = []
+        self.files: list[int] = []  # index into file_names, per paper
+        self.file_names: list[str] = []
+        self.file_numbers: dict[str, int] = {}
         self.refused: dict[str, Reject] = {}  # ids of refused rows: what an edge to one says
 
     def __len__(self) -> int:
@@ -39,15 +43,36 @@ class PaperRegistry:
             self.index[paper.id] = len(self.lines)
             self.fingerprints.append(fingerprint)
             self.lines.append(line)
+            self.files.append(self.file_number(file))
             return None
-        first_line = self.lines[known]
-        if self.fingerprints[known] == fingerprint:
+        return self.repeat_reject(paper, file, line, known, f"id {paper.id}")
+
+    def repeat_reject(self, paper: Paper, file: str, line: int, known: int,
+                      subject: str) -> Reject:
+        """The reject of a row that gives again the paper of index `known`: a duplicate
+        when its fields are the same, else a conflict; the reason says where the kept one
+        was given (`subject`: what the two rows share)."""
+        first = self.location(known)
+        if self.fingerprints[known] == paper_fingerprint(paper):
             return Reject(file, line, RejectKind.DUPLICATE_PAPER,
-                          f"id {paper.id} repeats line {first_line} exactly; the first is kept",
+                          f"{subject} repeats {first} exactly; the first is kept",
                           paper.title[:200])
         return Reject(file, line, RejectKind.CONFLICTING_PAPER,
-                      f"id {paper.id} was given on line {first_line} with different fields; "
-                      "the first is kept", paper.title[:200])
+                      f"{subject} was given on {first} with different fields; the first is "
+                      "kept", paper.title[:200])
+
+    def file_number(self, file: str) -> int:
+        number = self.file_numbers.get(file)
+        if number is None:
+            number = self.file_numbers[file] = len(self.file_names)
+            self.file_names.append(file)
+        return number
+
+    def location(self, known: int) -> str:
+        """`<file> line <n>` of the paper of index `known`."""
+        if self.fingerprints[known] == -1:
+            return "a paper already in the graph"
+        return f"{self.file_names[self.files[known]]} line {self.lines[known]}"
 
     def refuse(self, reject: Reject) -> None:
         """Remember a refused row's id (the first refusal), so an edge to it says why."""
@@ -68,6 +93,7 @@ class PaperRegistry:
             self.index[paper_id] = len(self.lines)
             self.fingerprints.append(-1)
             self.lines.append(0)
+            self.files.append(-1)
 
 
 def paper_fingerprint(paper: Paper) -> int:

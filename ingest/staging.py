@@ -55,6 +55,7 @@ from crase.ingest.registry import CitationRegistry, PaperRegistry
 from crase.ingest.rejects import NoteLog, RejectLog
 
 SHARD_SUFFIXES = (".gz", ".json", ".jsonl")
+PARTITION_PREFIX = "updated_date="
 STAGED_MARK = "staged.json"  # written last: its presence says the staging finished
 REJECTS_FILE = "rejects.jsonl"
 NOTES_FILE = "notes.jsonl"
@@ -86,15 +87,31 @@ def dataset_root(paths: list[Path]) -> Path | None:
 
 
 def find_dataset_shards(paths: DatasetPaths) -> list[Shard]:
-    """The shards of every path given (each a shard file or a folder of them), in the
-    order given; a shard named twice is read once."""
+    """The shards of every path given (each a shard file or a folder of them), newest
+    `updated_date=` partition first, else in the order given; a shard named twice is read
+    once."""
     given = as_paths(paths)
     root = dataset_root(given)
     shards: dict[Path, Shard] = {}
     for path in given:
         for shard in find_shards(path.resolve() if root else path, root):
             shards.setdefault(shard.path.resolve(), shard)
-    return list(shards.values())
+    return newest_first(list(shards.values()))
+
+
+def newest_first(shards: list[Shard]) -> list[Shard]:
+    """The shards with the newest `updated_date=` partition first (a stable sort: within
+    a partition, and for shards outside any, the order stays). A work updated since a
+    snapshot's older partition was written is in both; the first copy read is kept."""
+    return sorted(shards, key=partition_date, reverse=True)
+
+
+def partition_date(shard: Shard) -> str:
+    """The date of the `updated_date=YYYY-MM-DD` folder a shard is in ("" if none)."""
+    for part in reversed(shard.path.parts):
+        if part.startswith(PARTITION_PREFIX):
+            return part.removeprefix(PARTITION_PREFIX)
+    return ""
 
 
 def find_shards(path: Path, root: Path | None = None) -> list[Shard]:
@@ -279,6 +296,13 @@ class Staging:
             return False
         if not self.filter.keeps(paper, own_id, labels):
             self.report.filtered_out += 1
+            return False
+        if own_id and own_id in self.graph_ids:
+            # A copy of a work read before: shards are read newest partition first, so
+            # the copy kept is the newest.
+            known = self.papers.index[self.graph_ids[own_id]]
+            self.reject(self.papers.repeat_reject(paper, file, line, known,
+                                                  f"dataset record {own_id}"))
             return False
         refused = self.papers.admit(paper, file, line)
         if refused is not None:

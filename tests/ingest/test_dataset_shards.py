@@ -101,3 +101,33 @@ def test_crase_load_of_a_dataset_with_a_bad_shard_says_partial(
     assert "updated_date=2024-03-01/part_001.gz" in out
     shutil.rmtree(openalex_works / "updated_date=2024-03-01")
     assert main(["load", str(openalex_works), "--format", "openalex", "--quiet"]) == 0
+
+
+def write_partition(works: Path, date: str, lines: list[str]) -> None:
+    folder = works / f"updated_date={date}"
+    folder.mkdir(parents=True)
+    (folder / "part_000.gz").write_bytes(gzipped(lines))
+
+
+def test_the_newest_updated_date_copy_of_a_work_wins(tmp_path: Path) -> None:
+    works = tmp_path / "works"
+    arxiv = {"landing_page_url": "https://arxiv.org/abs/2101.00001"}
+    newer = json.dumps({**json.loads(work(1, "Title as corrected", [2])),
+                        "primary_location": arxiv})
+    # Older copies: another title and references, and (W3) the very same record.
+    write_partition(works, "2023-01-01", [work(1, "Title as first published", [3]),
+                                          work(2, "Cited work", []), work(3, "Third", [])])
+    write_partition(works, "2024-06-01", [newer, work(3, "Third", [])])
+    report = stage_openalex(works, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                            1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert [(paper["id"], paper["title"]) for paper in papers] == [
+        ("2101.00001", "Title as corrected"), ("openalex:W2", "Cited work"),
+        ("openalex:W3", "Third")]
+    assert edges == [("2101.00001", "openalex:W2")]  # the newest copy's references
+    rejects = {(r.file, r.line): r for r in read_rejects(report.rejects_path)}
+    assert sorted((file, line, r.kind.value) for (file, line), r in rejects.items()) == [
+        ("updated_date=2023-01-01/part_000.gz", 1, "conflicting_paper"),
+        ("updated_date=2023-01-01/part_000.gz", 3, "duplicate_paper")]
+    reason = rejects["updated_date=2023-01-01/part_000.gz", 1].reason
+    assert "W1" in reason and "updated_date=2024-06-01/part_000.gz line 1" in reason
