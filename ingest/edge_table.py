@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from crase.ingest.corpus import EDGE_HEADER, SHOWN_CHARS, edge_fields, is_header
 from crase.ingest.records import MAX_ID_CHARS, Reject, RejectKind, long_id_reason
-from crase.ingest.registry import INDEX_BITS, EdgeSet, PaperRegistry
+from crase.ingest.registry import INDEX_BITS, EdgeSet, PaperRegistry, repeated_edge_reason
 
 BLOCK_BYTES = 1 << 24
 # Layouts the line reader handles and Arrow would read differently (or refuse slowly).
@@ -142,10 +142,12 @@ def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, papers: PaperR
     positions = np.nonzero(valid)[0]
     keys = (citing_index[positions].astype(np.int64) << INDEX_BITS) \
         | cited_index[positions].astype(np.int64)
-    duplicate = np.zeros(len(valid), dtype=bool)
-    duplicate[positions] = edges.add(keys)
     # Line numbers: the header is line 1, so row r of the file body is line r + 2.
-    lines = np.arange(first_row + 2, first_row + 2 + len(valid))
+    lines = np.arange(first_row + 2, first_row + 2 + len(valid), dtype=np.int64)
+    duplicate = np.zeros(len(valid), dtype=bool)
+    first_line = np.zeros(len(valid), dtype=np.int64)
+    # One file: an edge's place is its line.
+    duplicate[positions], first_line[positions] = edges.add(keys, lines[positions])
     for mask, kind in ((empty, RejectKind.MALFORMED_EDGE), (too_long, RejectKind.ID_TOO_LONG),
                        (same, RejectKind.SELF_CITATION),
                        (unknown, RejectKind.UNKNOWN_PAPER),
@@ -153,12 +155,13 @@ def check_block(citing: pa.Array, cited: pa.Array, ids: pa.Array, papers: PaperR
         for row in np.nonzero(mask)[0].tolist():
             result.rejects.append(edge_reject(file, int(lines[row]), kind,
                                               citing[row].as_py(), cited[row].as_py(),
-                                              bool(citing_index[row] < 0), papers))
+                                              bool(citing_index[row] < 0), papers,
+                                              int(first_line[row])))
     return valid & ~duplicate
 
 
 def edge_reject(file: str, line: int, kind: RejectKind, citing: str, cited: str,
-                citing_unknown: bool, papers: PaperRegistry) -> Reject:
+                citing_unknown: bool, papers: PaperRegistry, first_line: int) -> Reject:
     text = f"{citing},{cited}"
     if kind == RejectKind.MALFORMED_EDGE:
         return Reject(file, line, kind, "an id is empty", text)
@@ -170,4 +173,4 @@ def edge_reject(file: str, line: int, kind: RejectKind, citing: str, cited: str,
     if kind == RejectKind.UNKNOWN_PAPER:
         absent = citing if citing_unknown else cited
         return Reject(file, line, kind, papers.unknown_reason(absent), text)
-    return Reject(file, line, kind, f"{citing} -> {cited} was given before", text)
+    return Reject(file, line, kind, repeated_edge_reason(citing, cited, file, first_line), text)

@@ -16,6 +16,7 @@ from crase.ingest.records import EdgeRow, Paper, Reject, RejectKind
 # Given ids that are not in the input, return those that exist elsewhere (the graph).
 Resolver = Callable[[set[str]], set[str]]
 INDEX_BITS = 32
+PLACE_LINE_BITS = 32  # an edge's place: file number above, line below
 RECENT_ARRAYS = 32  # new keys are merged into the big sorted array after this many batches
 
 
@@ -52,14 +53,14 @@ class PaperRegistry:
         """The reject of a row that gives again the paper of index `known`: a duplicate
         when its fields are the same, else a conflict; the reason says where the kept one
         was given (`subject`: what the two rows share)."""
-        first = self.location(known)
+        first, this = self.location(known), f"{file} line {line}"
         if self.fingerprints[known] == paper_fingerprint(paper):
             return Reject(file, line, RejectKind.DUPLICATE_PAPER,
-                          f"{subject} repeats {first} exactly; the first is kept",
+                          f"{subject} on {this} repeats {first} exactly; the first is kept",
                           paper.title[:200])
         return Reject(file, line, RejectKind.CONFLICTING_PAPER,
-                      f"{subject} was given on {first} with different fields; the first is "
-                      "kept", paper.title[:200])
+                      f"{subject} on {this} was given on {first} with different fields; the "
+                      "first is kept", paper.title[:200])
 
     def file_number(self, file: str) -> int:
         number = self.file_numbers.get(file)
@@ -105,40 +106,66 @@ def paper_fingerprint(paper: Paper) -> int:
 
 
 class EdgeSet:
-    """Set of (citing index, cited index) keys: a big sorted array plus recent small ones."""
+    """Set of (citing index, cited index) keys, each with where it was first given (a
+    `place`: file number << 32 | line): a big sorted array plus recent small ones."""
 
     def __init__(self) -> None:
         self.merged: NDArray[np.int64] = np.empty(0, dtype=np.int64)
-        self.recent: list[NDArray[np.int64]] = []
+        self.merged_places: NDArray[np.int64] = np.empty(0, dtype=np.int64)
+        self.recent: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
 
     def __len__(self) -> int:
-        return len(self.merged) + sum(len(keys) for keys in self.recent)
+        return len(self.merged) + sum(len(keys) for keys, _ in self.recent)
 
-    def add(self, keys: NDArray[np.int64]) -> NDArray[np.bool_]:
-        """Add a batch of keys; True where a key was seen before (also earlier in the batch)."""
-        duplicate = np.ones(len(keys), dtype=bool)
+    def add(self, keys: NDArray[np.int64], places: NDArray[np.int64],
+            ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        """Add a batch of keys given at `places`: True where a key was seen before (also
+        earlier in the batch), and per key the place it was first given."""
         if len(keys) == 0:
-            return duplicate
-        unique, first = np.unique(keys, return_index=True)
-        seen = self.contains(unique)
+            return np.ones(0, dtype=bool), np.empty(0, dtype=np.int64)
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        seen, seen_places = self.lookup(unique)
+        first_places = np.where(seen, seen_places, places[first])
+        duplicate = np.ones(len(keys), dtype=bool)
         duplicate[first[~seen]] = False
-        self.recent.append(unique[~seen])
+        self.recent.append((unique[~seen], places[first[~seen]]))
         if len(self.recent) >= RECENT_ARRAYS:
             self.compact()
-        return duplicate
+        return duplicate, first_places[inverse.reshape(-1)]
 
-    def contains(self, sorted_keys: NDArray[np.int64]) -> NDArray[np.bool_]:
+    def lookup(self, sorted_keys: NDArray[np.int64],
+               ) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        """Which keys are in the set, and where each found one was first given."""
         found = np.zeros(len(sorted_keys), dtype=bool)
-        for keys in (self.merged, *self.recent):
+        places = np.zeros(len(sorted_keys), dtype=np.int64)
+        for keys, key_places in ((self.merged, self.merged_places), *self.recent):
             if len(keys):
                 at = np.searchsorted(keys, sorted_keys).clip(max=len(keys) - 1)
-                found |= keys[at] == sorted_keys
-        return found
+                hit = keys[at] == sorted_keys
+                places[hit] = key_places[at[hit]]
+                found |= hit
+        return found, places
 
     def compact(self) -> None:
-        fresh = np.sort(np.concatenate(self.recent))
-        self.merged = np.insert(self.merged, np.searchsorted(self.merged, fresh), fresh)
+        fresh = np.concatenate([keys for keys, _ in self.recent])
+        fresh_places = np.concatenate([places for _, places in self.recent])
+        order = np.argsort(fresh, kind="stable")
+        fresh, fresh_places = fresh[order], fresh_places[order]
+        at = np.searchsorted(self.merged, fresh)
+        self.merged = np.insert(self.merged, at, fresh)
+        self.merged_places = np.insert(self.merged_places, at, fresh_places)
         self.recent = []
+
+
+def edge_place(file_number: int, line: int) -> int:
+    """Where an edge was given, as one int64: the file's number and the line."""
+    return (file_number << PLACE_LINE_BITS) | line
+
+
+def repeated_edge_reason(citing: str, cited: str, first_file: str, first_line: int) -> str:
+    """The reason of a duplicate edge: the one wording of both edge paths."""
+    return (f"{citing} -> {cited} was given before, on {first_file} line {first_line}; "
+            "the first is kept")
 
 
 class CitationRegistry:
@@ -168,17 +195,28 @@ class CitationRegistry:
                 continue
             known.append(row)
             keys.append((citing << INDEX_BITS) | cited)
-        duplicate = self.edges.add(np.array(keys, dtype=np.int64))
+        place = edge_place(self.papers.file_number(file), 0)
+        duplicate, first = self.edges.add(np.array(keys, dtype=np.int64),
+                                          np.array([place | row.line for row in known],
+                                                   dtype=np.int64))
         accepted = []
-        for row, is_duplicate in zip(known, duplicate.tolist(), strict=True):
+        for row, is_duplicate, was in zip(known, duplicate.tolist(), first.tolist(),
+                                          strict=True):
             if is_duplicate:
+                first_file, first_line = self.place_of(was)
                 rejects.append(Reject(file, row.line, RejectKind.DUPLICATE_EDGE,
-                                      f"{row.citing} -> {row.cited} was given before",
+                                      repeated_edge_reason(row.citing, row.cited, first_file,
+                                                           first_line),
                                       f"{row.citing},{row.cited}"))
             else:
                 accepted.append(row)
         rejects.sort(key=lambda reject: reject.line)
         return accepted, rejects
+
+    def place_of(self, place: int) -> tuple[str, int]:
+        """The file and line of an edge's place."""
+        return (self.papers.file_names[place >> PLACE_LINE_BITS],
+                place & ((1 << PLACE_LINE_BITS) - 1))
 
     def is_known(self, paper_id: str) -> bool:
         """In the input or (once `resolve_unknown` has run for it) in the graph."""

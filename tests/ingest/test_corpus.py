@@ -115,7 +115,7 @@ def test_edge_set_agrees_with_a_python_set() -> None:
     edges, seen = EdgeSet(), set()
     for _ in range(80):  # more batches than are kept apart, so compaction runs
         keys = rng.integers(0, 5_000, size=rng.integers(0, 300)).astype(np.int64)
-        duplicate = edges.add(keys)
+        duplicate, _ = edges.add(keys, np.zeros(len(keys), dtype=np.int64))
         expected = []
         for key in keys.tolist():
             expected.append(key in seen)
