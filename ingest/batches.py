@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from crase.errors import CorpusError
-from crase.ingest.corpus import EDGE_HEADER, CorpusFiles, read_citations, read_papers
+from crase.ingest.corpus import (
+    EDGE_HEADER,
+    CorpusFiles,
+    first_edge_line,
+    ids_in_papers,
+    is_header,
+    read_citations,
+    read_papers,
+)
 from crase.ingest.records import EdgeRow, Limits, Paper, Reject
 from crase.ingest.registry import CitationRegistry, PaperRegistry, Resolver
 from crase.ingest.rejects import RejectLog
@@ -68,6 +76,7 @@ class ValidatedCorpus:
             self.count(reject.file).rejected += 1
 
     def paper_batches(self) -> Iterator[Batch[Paper]]:
+        self.check_edge_header()
         path = self.files.papers
         file, done = path.name, self.done_lines.get(path.name, 0)
         rows: list[Paper] = []
@@ -119,8 +128,6 @@ class ValidatedCorpus:
 
     def checked(self, rows: list[EdgeRow], file: str, line: int, offset: int,
                 replay: bool) -> Batch[EdgeRow]:
-        if rows and rows[0].line == 1 and not replay:
-            self.refuse_unknown_header(rows[0], file)
         accepted, refused = self.citations.admit(rows, file)
         for reject in refused:
             self.reject(reject, replay)
@@ -128,15 +135,21 @@ class ValidatedCorpus:
             self.count(file).accepted += len(accepted)
         return self.cut(accepted, file, line, offset, replay)
 
-    def refuse_unknown_header(self, first: EdgeRow, file: str) -> None:
-        """A first line that links no known paper is a header with the wrong column names
-        (`source,target`): one clear error, not a load whose line 1 is an unknown paper."""
-        self.citations.resolve_unknown([first])
-        if self.citations.is_known(first.citing) or self.citations.is_known(first.cited):
+    def check_edge_header(self) -> None:
+        """Refuse, before any row is handed on to be written, an edge file whose first
+        line is a header with the wrong column names (`source,target`): one that is no
+        header (any case) and links no paper of the input or the graph."""
+        path = self.files.citations
+        fields = first_edge_line(path) if path is not None else None
+        if path is None or fields is None or len(fields) != 2 or is_header(fields):
             return
-        shown = f"{first.citing[:40]},{first.cited[:40]}"
+        named = set(fields)
+        if ids_in_papers(self.files.papers, named, self.settings.max_line_bytes) \
+                or (self.resolve is not None and self.resolve(named)):
+            return
+        shown = f"{fields[0][:40]},{fields[1][:40]}"
         raise CorpusError(
-            f"{file} line 1 is {shown!r}: not the header {','.join(EDGE_HEADER)!r}, and "
+            f"{path.name} line 1 is {shown!r}: not the header {','.join(EDGE_HEADER)!r}, and "
             f"neither id is a known paper; make the first line {','.join(EDGE_HEADER)} "
             "and load again")
 

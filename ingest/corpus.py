@@ -5,7 +5,7 @@ gigabytes) is one reject with its line number and the next line is read as usual
 check single rows only; `crase.ingest.registry` checks rows against each other.
 
 - normalized: a folder with `papers.jsonl` (one Paper object per line, see `records.Paper`)
-  and `citations.csv` (header `citing_id,cited_id`), read by `read_citations`, the one
+  and `citations.csv` (header `citing_id,cited_id`, in any case), read by `read_citations`, the one
   reader of edge lines for every path (the bulk import's column reader takes only files
   in which there is nothing for it to interpret, see `crase.ingest.edge_table`).
 - arxiv: the public arXiv metadata snapshot (JSON lines with `id`, `title`, `abstract`,
@@ -372,7 +372,7 @@ def read_citations(path: Path, max_line_bytes: int = 1_000_000,
                 continue
             fields = edge_fields(stripped)
             if number == 1 and isinstance(fields, list) and is_header(fields):
-                swap = fields[0] == EDGE_HEADER[1]
+                swap = header_swaps(fields)
                 yield number, end, None
                 continue
             yield number, end, parse_edge(fields, number, file, swap, stripped)
@@ -415,7 +415,39 @@ def edge_fields(text: str) -> list[str] | str:
 
 
 def is_header(fields: list[str]) -> bool:
-    return sorted(fields) == sorted(EDGE_HEADER)
+    """Whether the fields are the edge header's column names, in either order and any
+    case (`Citing_ID,Cited_ID`)."""
+    return sorted(field.lower() for field in fields) == sorted(EDGE_HEADER)
+
+
+def header_swaps(fields: list[str]) -> bool:
+    """Whether a header names the cited column first."""
+    return fields[0].lower() == EDGE_HEADER[1]
+
+
+def first_edge_line(path: Path) -> list[str] | None:
+    """The fields of the first line of an edge file, unless it is empty, blank or a
+    comment (then None: line 1 is then read like any other line)."""
+    with open_corpus_file(path) as handle:
+        first = handle.readline(HEAD_BYTES).decode("utf-8", errors="replace")
+    stripped = first.lstrip("\ufeff").strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    fields = edge_fields(stripped)
+    return fields if isinstance(fields, list) else None
+
+
+def ids_in_papers(path: Path, wanted: set[str], max_line_bytes: int) -> set[str]:
+    """Which of `wanted` are the id of some line of a papers file: found by the id near
+    a line's start (`id_in_head`), without parsing every line."""
+    found: set[str] = set()
+    with open_corpus_file(path) as handle:
+        for _, _, data in read_lines(handle, max_line_bytes):
+            head = data.head if isinstance(data, HugeLine) else data[:HEAD_BYTES]
+            paper_id = id_in_head(head)
+            if paper_id is not None and paper_id.strip() in wanted:
+                found.add(paper_id.strip())
+    return found
 
 
 def parse_edge(fields: list[str] | str, number: int, file: str, swap: bool,

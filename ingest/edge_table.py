@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 
-from crase.ingest.corpus import EDGE_HEADER, SHOWN_CHARS, edge_fields, is_header
+from crase.ingest.corpus import SHOWN_CHARS, edge_fields, header_swaps, is_header
 from crase.ingest.records import MAX_ID_CHARS, Reject, RejectKind, long_id_reason
 from crase.ingest.registry import INDEX_BITS, EdgeSet, PaperRegistry, repeated_edge_reason
 
@@ -58,7 +58,7 @@ def header_of(path: Path) -> bool | None:
     fields = edge_fields(first.strip())
     if isinstance(fields, str) or not is_header(fields):
         return None
-    return fields[0] == EDGE_HEADER[1]
+    return header_swaps(fields)
 
 
 def count_regular_lines(path: Path) -> int | None:
