@@ -252,3 +252,8 @@ class RayUnavailable(CraseError):
 class RankerModelInvalid(SettingsError):
     """A learned ranking model file is missing, unreadable, or names features the search
     does not compute (`crase train-ranker` writes one)."""
+
+
+class EntailmentModelInvalid(SettingsError):
+    """A claim-pair classifier file is missing, unreadable, or not one `crase
+    train-entailment` wrote."""

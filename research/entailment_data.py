@@ -106,8 +106,9 @@ def read_table(path: Path, handle: Iterable[str], delimiter: str
         yield reader.line_num, row
 
 
-def convert_row(row: Any, source: str, line: int) -> dict[str, Any]:
-    """One chat example, or raises ValueError with the reason the row is refused."""
+def checked_pair(row: Any) -> tuple[str, str, str]:
+    """(premise, hypothesis, label) of one row, or raises ValueError with the reason the
+    row is refused."""
     if not isinstance(row, dict):
         raise ValueError("not_an_object: the line is not a JSON object")
     if "_error" in row:
@@ -119,6 +120,26 @@ def convert_row(row: Any, source: str, line: int) -> dict[str, Any]:
     if label not in LABEL_SCORES:
         raise ValueError(f"unknown_label: {row.get('label')!r} is not one of "
                          f"{', '.join(LABEL_SCORES)}")
+    return premise, hypothesis, label
+
+
+def read_labelled_pairs(path: Path, layout: Layout = "auto") -> list[tuple[str, str, str]]:
+    """Every (premise, hypothesis, label) of one file; a row that is not a pair is an
+    NliDataInvalid naming its line (a training set is used whole or not at all)."""
+    pairs = []
+    for line, row in read_rows(path, layout):
+        try:
+            pairs.append(checked_pair(row))
+        except ValueError as err:
+            raise NliDataInvalid(f"{path}, line {line}: {err}; fix or drop the row") from err
+    if not pairs:
+        raise NliDataInvalid(f"{path} holds no pair; give a SciNLI / MSciNLI file")
+    return pairs
+
+
+def convert_row(row: Any, source: str, line: int) -> dict[str, Any]:
+    """One chat example, or raises ValueError with the reason the row is refused."""
+    premise, hypothesis, label = checked_pair(row)
     return {"messages": chat_example(premise, hypothesis, LABEL_SCORES[label]),
             "meta": {"id": str(row.get("id") or f"{source}:{line}"), "label": label,
                      "domain": row.get("domain"), "source": source}}

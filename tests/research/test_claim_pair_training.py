@@ -1,0 +1,132 @@
+"""`crase train-entailment` on a small slice written here in SciNLI's layouts: two runs
+write the same bytes, the stored threshold is the dev sets' best cut, and the linked-
+sentence miner labels pairs by their linking phrase the way SciNLI was built."""
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crase.api.cli import main
+from crase.errors import NliDataInvalid
+from crase.models.claim_pair_classifier import load_classifier
+from crase.research.claim_pair_training import choose_threshold
+from crase.research.entailment_data import read_labelled_pairs
+from crase.research.linked_sentences import (
+    mine_pairs,
+    neutral_pair,
+    strip_linking_phrase,
+)
+
+SAMPLE_PAPERS = Path(__file__).resolve().parents[2] / "data" / "sample" / "papers.jsonl"
+LABELS = ("entailment", "reasoning", "contrasting", "neutral")
+
+
+def sentence_pairs(count: int, seed: int) -> list[tuple[str, str, str, str]]:
+    """(id, sentence1, sentence2, label) rows of made-up scientific sentences."""
+    rng = random.Random(seed)
+    subjects = ["the parser", "our model", "the corpus", "the encoder", "the baseline",
+                "the attention layer", "the tagger", "the decoder"]
+    verbs = ["improves", "reduces", "ignores", "predicts", "requires", "outperforms"]
+    objects = ["long sentences", "rare words", "the error rate", "annotated data",
+               "syntactic structure", "training time"]
+    rows = []
+    for i in range(count):
+        first = f"{rng.choice(subjects).capitalize()} {rng.choice(verbs)} {rng.choice(objects)}."
+        second = f"{rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(objects)}."
+        rows.append((f"p{seed}_{i}", first, second, LABELS[i % 4]))
+    return rows
+
+
+def write_nli(folder: Path) -> Path:
+    """train_1.tsv, train_2.tsv, scinli/dev.csv (leading index column) and mscinli/dev.csv
+    (with domain), as the data sets ship them."""
+    (folder / "scinli").mkdir(parents=True)
+    (folder / "mscinli").mkdir()
+    for number in (1, 2):
+        with (folder / f"scinli/train_{number}.tsv").open("w", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t")
+            writer.writerow(["id", "sentence1", "sentence2", "label"])
+            writer.writerows(sentence_pairs(24, number))
+    with (folder / "scinli/dev.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["", "id", "sentence1", "sentence2", "label"])
+        writer.writerows((i, *row) for i, row in enumerate(sentence_pairs(16, 3)))
+    with (folder / "mscinli/dev.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "sentence1", "sentence2", "label", "domain"])
+        writer.writerows((*row, "NeurIPS") for row in sentence_pairs(12, 4))
+    return folder
+
+
+def train(nli: Path, out: Path) -> None:
+    assert main(["train-entailment", "--nli", str(nli), "--out", str(out), "--mine",
+                 str(SAMPLE_PAPERS), "--limit", "200", "--epochs", "3",
+                 "--hidden-units", "8"]) == 0
+
+
+@pytest.mark.slow
+def test_training_twice_writes_the_same_bytes(tmp_path: Path) -> None:
+    nli = write_nli(tmp_path / "nli")
+    train(nli, tmp_path / "first.json")
+    train(nli, tmp_path / "second.json")
+    first = (tmp_path / "first.json").read_bytes()
+    assert first == (tmp_path / "second.json").read_bytes()
+    model = load_classifier(tmp_path / "first.json")
+    assert model.hidden_units == 8
+    assert model.description["training_pairs"]["human"] == 48
+    assert model.description["options"]["epochs"] == 3
+    stored = json.loads(first)
+    assert stored["threshold"] == model.threshold
+
+
+def test_a_bad_training_row_is_a_named_error(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    nli = write_nli(tmp_path / "nli")
+    with (nli / "scinli/train_2.tsv").open("a", newline="") as handle:
+        csv.writer(handle, delimiter="\t").writerow(["bad", "A premise.", "A hypothesis.",
+                                                     "contradiction"])
+    assert main(["train-entailment", "--nli", str(nli), "--out", str(tmp_path / "m.json")]) == 2
+    assert "NliDataInvalid" in capsys.readouterr().err
+    with pytest.raises(NliDataInvalid, match="train_2.tsv, line 26: unknown_label"):
+        read_labelled_pairs(nli / "scinli/train_2.tsv")
+
+
+def test_threshold_is_the_best_cut_nearest_one_half() -> None:
+    grounded = np.array([0.1, 0.3, 0.35, 0.6, 0.7, 0.9])
+    truth = np.array([False, False, True, True, True, True])
+    assert choose_threshold(grounded, truth) == 0.35
+    assert choose_threshold(np.array([0.2, 0.8]), np.array([False, True])) == 0.5
+
+
+def test_linking_phrases_label_and_leave_the_sentence() -> None:
+    assert strip_linking_phrase("However, the bound is not saturated in four dimensions.") == (
+        "contrasting", "the bound is not saturated in four dimensions.")
+    assert strip_linking_phrase("That is, the theory flows to a free fixed point.") == (
+        "entailment", "the theory flows to a free fixed point.")
+    assert strip_linking_phrase("Thus the anomaly cancels for every gauge group.") == (
+        "reasoning", "the anomaly cancels for every gauge group.")
+    assert strip_linking_phrase("Thusly named fields appear.") is None
+    assert strip_linking_phrase("However, short.") is None
+
+
+def test_mined_pairs_come_from_adjacent_sentences_and_neutral_from_distant_ones() -> None:
+    abstract = ("We study D-branes in a constant background field. The open-string "
+                "spectrum is computed exactly. However, the closed-string sector is left "
+                "for later work. Thus the tachyon potential is known to all orders here.")
+    pairs = mine_pairs([abstract], "mined:test", neutral_share=1.0, seed=1)
+    linked = [p for p in pairs if p.label != "neutral"]
+    assert [(p.label, p.premise[:20]) for p in linked] == [
+        ("contrasting", "The open-string spec"), ("reasoning", "However, the closed-")]
+    assert linked[0].hypothesis.startswith("the closed-string sector")
+    sentences = [f"Sentence number {i} of the abstract." for i in range(4)]
+    for seed in range(20):
+        pair = neutral_pair(sentences, "s", random.Random(seed))
+        assert pair is not None
+        first, second = (sentences.index(pair.premise),
+                         [s.lower() for s in sentences].index(pair.hypothesis.lower()))
+        assert abs(first - second) >= 2 and pair.hypothesis[0].islower()
+    assert neutral_pair(sentences[:2], "s", random.Random(0)) is None
