@@ -112,13 +112,20 @@ ID_IN_HEAD = re.compile(rb'"id"\s*:\s*(?:"((?:[^"\\\n]|\\.){1,1000})"|(-?\d{1,10
 def read_lines(handle: BinaryIO,
                max_bytes: int) -> Iterator[tuple[int, int, bytes | HugeLine]]:
     """Lines of a binary file as `Line` fields (plain tuples: this loop runs per line of
-    multi-GB files). A line over `max_bytes` is skipped in chunks, never held in memory,
-    and comes back as a `HugeLine`."""
+    multi-GB files), each ended by LF, CRLF or CR alone. A line over `max_bytes` is
+    skipped in chunks, never held in memory, and comes back as a `HugeLine`.
+
+    Lines are read with `readline` (LF) while they hold no other break; from the first
+    CR that ends a line (a CR-only file), the rest is split at every break by
+    `lines_at_any_break`."""
     number, offset = 0, 0
     readline = handle.readline
     while True:
         chunk = readline(max_bytes + 1)
         if not chunk:
+            return
+        if b"\r" in chunk and has_lone_return(chunk):
+            yield from lines_at_any_break(chunk, handle, max_bytes, number, offset)
             return
         number += 1
         offset += len(chunk)
@@ -128,6 +135,52 @@ def read_lines(handle: BinaryIO,
             yield number, offset, HugeLine(chunk[:HEAD_BYTES], len(chunk) + size, max_bytes)
             continue
         yield number, offset, chunk.rstrip(b"\r\n")
+
+
+def has_lone_return(chunk: bytes) -> bool:
+    """Whether a chunk read up to LF holds a CR that is not the CR of a closing CRLF."""
+    body = chunk[:-2] if chunk.endswith(b"\r\n") else chunk.removesuffix(b"\n")
+    return b"\r" in body
+
+
+LINE_BREAK = re.compile(rb"\r\n?|\n")
+
+
+def lines_at_any_break(buffer: bytes, handle: BinaryIO, max_bytes: int, number: int,
+                       offset: int) -> Iterator[tuple[int, int, bytes | HugeLine]]:
+    """The lines of `buffer` and of the rest of the file, each ended by LF, CRLF or CR;
+    numbered on from `number`, with offsets on from `offset` (see `read_lines`)."""
+    read = getattr(handle, "read1", handle.read)
+    at, at_end = 0, False
+    huge: tuple[bytes, int] | None = None  # head and size so far of a line being skipped
+    while True:
+        found = LINE_BREAK.search(buffer, at)
+        # A CR at the very end may be the first half of a CRLF: read on before deciding.
+        if not at_end and (found is None or found.end() == len(buffer) == found.start() + 1
+                           and buffer.endswith(b"\r")):
+            if found is None and huge is None and len(buffer) - at > max_bytes:
+                huge = (buffer[at:at + HEAD_BYTES], 0)
+            if found is None and huge is not None:  # drop what is read of the huge line
+                huge, offset = (huge[0], huge[1] + len(buffer) - at), offset + len(buffer) - at
+                buffer, at = b"", 0
+            more = read(READ_BUFFER)
+            at_end = not more
+            buffer, at = buffer[at:] + more, 0
+            continue
+        if found is None and at == len(buffer) and huge is None:
+            return
+        end = found.end() if found is not None else len(buffer)
+        data = buffer[at:found.start() if found is not None else len(buffer)]
+        number += 1
+        offset += end - at
+        at = end
+        if huge is not None:
+            yield number, offset, HugeLine(huge[0], huge[1] + len(data), max_bytes)
+            huge = None
+        elif len(data) > max_bytes:
+            yield number, offset, HugeLine(data[:HEAD_BYTES], len(data), max_bytes)
+        else:
+            yield number, offset, data
 
 
 def skip_rest_of_line(handle: BinaryIO) -> tuple[int, int]:
