@@ -285,10 +285,18 @@ def read_year(value: Any) -> int | None:
 
 def repair_author_entries(data: dict[str, Any], repairs: Repairs) -> None:
     """Authors repaired by `repair_authors`; an entry that is not text (10, null) is no
-    name and is dropped like one."""
+    name and is dropped like one. Authors given as one string are one author (a list
+    written without its brackets; splitting at commas would cut "Smith, J." in two)."""
     raw = data.get("authors")
+    if isinstance(raw, str):
+        name = raw.strip()
+        data["authors"] = [name] if name else []
+        repairs.setdefault(REPAIRED_AUTHORS, []).append(
+            "authors given as one string, not a list: "
+            + ("kept as one author" if name else f"{raw!r} dropped, no name in it"))
+        return
     if not isinstance(raw, list):
-        return  # absent, or not a list at all: the field check says so
+        return  # absent, or neither a list nor a string: the field check says so
     notes = [f"{shown_value(entry)} dropped: not a name" for entry in raw
              if not isinstance(entry, str)]
     repaired = repair_authors([entry for entry in raw if isinstance(entry, str)])

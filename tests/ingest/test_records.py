@@ -58,7 +58,7 @@ def test_numeric_ids_become_strings() -> None:
     ({"id": "p1"}, RejectKind.MISSING_TITLE),
     ({"id": "p1", "title": "   "}, RejectKind.MISSING_TITLE),
     ({"id": 3.25, "title": "T"}, RejectKind.BAD_ID),
-    ({"id": "p1", "title": "T", "authors": "not a list"}, RejectKind.INVALID_FIELD),
+    ({"id": "p1", "title": "T", "authors": {"name": "an object"}}, RejectKind.INVALID_FIELD),
     ([1, 2], RejectKind.NOT_AN_OBJECT),
     ("a string", RejectKind.NOT_AN_OBJECT),
 ])
@@ -131,6 +131,17 @@ def test_author_repairs(authors: list[str], repaired: list[str]) -> None:
     result = repair_authors(authors)
     assert result.names == repaired
     assert bool(result.notes) == (authors != repaired)
+
+
+def test_authors_given_as_one_string_are_one_author_noted() -> None:
+    paper = validate_paper({"id": "p", "title": "T", "authors": "Smith, J. and Doe, A."})
+    assert isinstance(paper, Paper) and paper.authors == ["Smith, J. and Doe, A."]
+    assert paper.repairs == {"repaired_authors": [
+        "authors given as one string, not a list: kept as one author"]}
+    blank = validate_paper({"id": "p", "title": "T", "authors": "  "})
+    assert isinstance(blank, Paper) and blank.authors == []
+    assert blank.repairs == {"repaired_authors": [
+        "authors given as one string, not a list: '  ' dropped, no name in it"]}
 
 
 def test_a_name_without_a_letter_is_dropped_and_noted() -> None:
