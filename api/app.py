@@ -57,6 +57,7 @@ from crase.errors import (
     PaperVectorsMismatch,
     ParameterAboveServerCap,
     ProviderUnavailable,
+    QueryTimedOut,
     RunNotCancellable,
     RunNotFinished,
     RunNotFound,
@@ -88,6 +89,7 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     AnalystQueriesBusy: 503,
     PaperVectorsMismatch: 503,  # until the operator re-embeds or resets the encoder
     AnalystQueryUnanswered: 504,
+    QueryTimedOut: 504,
 }
 # What a client is told of a 5xx, by the error's nearest listed class; the message itself
 # goes to the server log. An error written for the client (AnalystQueriesBusy, ...) is
@@ -101,6 +103,7 @@ CLIENT_REASONS: dict[type[CraseError], str | None] = {
     AnalystQueriesBusy: None,
     PaperVectorsMismatch: None,
     AnalystQueryUnanswered: None,
+    QueryTimedOut: None,
 }
 GENERIC_REASON = ("the server failed on this request; retry, and if it fails again, ask the "
                   "operator to look for it in the server log")

@@ -161,6 +161,9 @@ class Neo4jServer:
             f"server.memory.pagecache.size={s.pagecache}",
             "dbms.usage_report.enabled=false",
             "db.tx_log.rotation.retention_policy=1 files",
+            # The backstop for every transaction (Neo4j Browser's too); the application's
+            # own reads set shorter timeouts (read_timeout_s and per request).
+            f"db.transaction.timeout={s.transaction_timeout_s:g}s",
         ]
         path = self.conf_dir / "neo4j.conf"
         path.write_text("\n".join(lines) + "\n")

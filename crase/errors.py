@@ -25,6 +25,10 @@ class DatabaseAuthFailed(DatabaseUnavailable):
     """Neo4j answered but refused the user or password (CRASE_DATABASE__USER / PASSWORD)."""
 
 
+class QueryTimedOut(DatabaseError):
+    """The database ended a query at its transaction timeout (a request's time ran out)."""
+
+
 class ServerStartError(DatabaseError):
     """The self-managed Neo4j server did not come up; its log path is in the message."""
 
@@ -100,6 +104,11 @@ class PaperNotFound(CraseError):
 
 class InvalidRequest(CraseError):
     """A request is well-formed JSON but asks for something that cannot be done."""
+
+
+class ConnectionSearchTooLarge(InvalidRequest):
+    """The connector's breadth-first search reached more papers than it may look at
+    before the two ends met; fewer steps, or two papers nearer each other, answer."""
 
 
 class ParameterAboveServerCap(InvalidRequest):

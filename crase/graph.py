@@ -10,7 +10,7 @@ from typing import Any, LiteralString
 
 from crase.cypher.catalog import load_query, query_names
 from crase.database import Neo4jServer
-from crase.errors import DatabaseAuthFailed, DatabaseError, DatabaseUnavailable
+from crase.errors import DatabaseAuthFailed, DatabaseError, DatabaseUnavailable, QueryTimedOut
 from crase.neo4j_driver import (
     AuthError,
     Driver,
@@ -37,11 +37,14 @@ class Graph:
     (30 s and more); once it has answered, a lost connection is retried as usual."""
 
     def __init__(self, driver: Driver, database: str = "neo4j", address: str = "",
-                 user: str = "") -> None:
+                 user: str = "", read_timeout_s: float = 60.0) -> None:
         self.driver = driver
         self.database = database
         self.address = address  # the Bolt URI, for messages
         self.user = user
+        # Every read is a transaction with a timeout, so the database ends one that a
+        # request no longer waits for (DatabaseSettings.read_timeout_s).
+        self.read_timeout_s = read_timeout_s
         self.checked = False
 
     @classmethod
@@ -54,7 +57,8 @@ class Graph:
         # for query authors, not for users of the tool.
         driver = GraphDatabase.driver(settings.bolt_uri(), auth=(settings.user, password),
                                       notifications_min_severity="OFF", **options)
-        return cls(driver, settings.database, settings.bolt_uri(), settings.user)
+        return cls(driver, settings.database, settings.bolt_uri(), settings.user,
+                   settings.read_timeout_s)
 
     def __enter__(self) -> "Graph":
         return self
@@ -66,7 +70,13 @@ class Graph:
         self.driver.close()
 
     def read(self, name: str, timeout_s: float | None = None, **params: Any) -> list[Row]:
-        """Run the named query in a read transaction and return its rows as dicts."""
+        """Run the named query in a read transaction and return its rows as dicts. The
+        database ends the transaction after `timeout_s` (by default `read_timeout_s`):
+        QueryTimedOut."""
+        timeout_s = self.read_timeout_s if timeout_s is None else timeout_s
+        if timeout_s <= 0:
+            raise QueryTimedOut(f"query {name} was not sent: its time ran out (timeout "
+                                f"{timeout_s:g} s) before it could start")
         work = unit_of_work(timeout=timeout_s)(_collect)
         with self._wrapped(name), self.driver.session(database=self.database) as session:
             return session.execute_read(work, load_query(name), params)
@@ -117,6 +127,11 @@ class Graph:
                 "or point CRASE_DATABASE__URI (or CRASE_DATABASE__BOLT_PORT) at a running one"
             ) from err
         except Neo4jError as err:
+            if "TransactionTimedOut" in (err.code or ""):
+                raise QueryTimedOut(
+                    f"query {name} ran past its transaction timeout and the database ended "
+                    "it; narrow the request (fewer steps, fewer papers) or raise the "
+                    "timeout") from err
             raise DatabaseError(f"query {name} failed: {err.code}: {err.message}") from err
 
 

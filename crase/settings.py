@@ -42,6 +42,14 @@ class DatabaseSettings(BaseModel):
     heap: str = Field("2g", description="Java heap of the self-managed server")
     pagecache: str = Field("1g", description="Page cache of the self-managed server")
     start_timeout_s: float = Field(120.0, description="How long to wait for Bolt to answer")
+    read_timeout_s: float = Field(
+        60.0, gt=0, le=86_400, allow_inf_nan=False,
+        description="Transaction timeout of every read the application sends that sets none "
+        "of its own: the database ends the read past it")
+    transaction_timeout_s: float = Field(
+        900.0, gt=0, le=86_400, allow_inf_nan=False,
+        description="The self-managed server's db.transaction.timeout: the longest any "
+        "transaction may run (Neo4j Browser's included) before the database ends it")
 
     def bolt_uri(self) -> str:
         return self.uri or f"bolt://{self.listen_address}:{self.bolt_port}"
@@ -461,6 +469,11 @@ class ApiSettings(BaseModel):
                                 description="Largest accepted request body (1 kB to 1 GB)")
     analyst_timeout_s: float = Field(10.0, gt=0, le=3600, allow_inf_nan=False,
                                      description="Analyst Cypher timeout (at most an hour)")
+    connector_timeout_s: float = Field(
+        10.0, gt=0, le=3600, allow_inf_nan=False,
+        description="Time the connector (GET /connections, /ui/connect) may spend in the "
+        "database per request, all its reads together; each read is a transaction the "
+        "database ends when the time left runs out")
     analyst_row_limit: int = Field(1000, ge=1, le=100_000,
                                    description="Analyst Cypher row limit (1 to 100,000)")
     analyst_max_in_flight: int = Field(

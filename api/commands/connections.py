@@ -32,7 +32,8 @@ def connect_two_papers(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
 
     with Graph.connect(settings.database) as graph:
-        found = connect_papers(graph, args.source, args.target, args.max_steps)
+        found = connect_papers(graph, args.source, args.target, args.max_steps,
+                               timeout_s=settings.api.connector_timeout_s)
     if args.json:
         print(json.dumps(found, indent=2, ensure_ascii=False))
         return 0 if found["paths"] else 1

@@ -18,8 +18,9 @@ from crase.api.citation_paths import (
 from crase.api.pages.path_drawing import draw_paths
 from crase.api.pages.rendering import render_page
 from crase.api.routes.pages import UiController
-from crase.errors import InvalidRequest, PaperNotFound
+from crase.errors import InvalidRequest, PaperNotFound, QueryTimedOut
 from crase.graph import Graph
+from crase.settings import Settings
 
 PAPER_NAME = Parameter(min_length=1, max_length=300,
                        description="A paper's id, arXiv id or DOI")
@@ -63,11 +64,12 @@ class ConnectionController(Controller):
     @get("/", sync_to_thread=True,
          summary="How two papers are connected: the shortest citation paths between them, "
                  "citations followed either way")
-    def get_connection(self, graph: NamedDependency[Graph],
+    def get_connection(self, graph: NamedDependency[Graph], settings: NamedDependency[Settings],
                        source: Annotated[str, PAPER_NAME],
                        target: Annotated[str, PAPER_NAME],
                        max_steps: Annotated[int, STEPS] = 4) -> Connection:
-        return Connection.model_validate(connect_papers(graph, source, target, max_steps))
+        return Connection.model_validate(connect_papers(
+            graph, source, target, max_steps, timeout_s=settings.api.connector_timeout_s))
 
 
 class ConnectorPage(UiController):
@@ -75,6 +77,7 @@ class ConnectorPage(UiController):
 
     @get("/connect", sync_to_thread=True)
     def connector_page(self, request: Request[Any, Any, Any], graph: NamedDependency[Graph],
+                       settings: NamedDependency[Settings],
                        source: Annotated[str | None, QueryParameter(max_length=300)] = None,
                        target: Annotated[str | None, QueryParameter(max_length=300)] = None,
                        max_steps: Annotated[int, QueryParameter(ge=1, le=MAX_STEPS)] = 4,
@@ -82,8 +85,9 @@ class ConnectorPage(UiController):
         found, drawing, problem = None, None, None
         if source and target:
             try:
-                found = connect_papers(graph, source, target, max_steps)
-            except (PaperNotFound, InvalidRequest) as err:
+                found = connect_papers(graph, source, target, max_steps,
+                                       timeout_s=settings.api.connector_timeout_s)
+            except (PaperNotFound, InvalidRequest, QueryTimedOut) as err:
                 problem = str(err)
             else:
                 found["described"] = [describe_path(p, found["papers"])
