@@ -4,7 +4,8 @@ line) staged as a corpus of our own format (see `crase.ingest.staging`).
 A Work becomes a Paper: `id` (the graph id by `paper_key`: its arXiv id, else its DOI,
 else `openalex:W...`), `title` (or `display_name`), `publication_year`,
 `publication_date`, the `display_name` of each `authorships[].author`, the abstract
-rebuilt from `abstract_inverted_index` (word -> positions), `doi`, the arXiv id that a
+rebuilt from `abstract_inverted_index` (word -> positions; an odd position, such as -1,
+3.0 or true, is placed or dropped as `read_position` says, and noted), `doi`, the arXiv id that a
 location's landing page or PDF URL on arxiv.org, or an arXiv DOI (10.48550/arXiv.*),
 gives, and the venue from `primary_location.source.display_name`. `referenced_works`
 are its citations. One pass over the shards: kept works' references are spilled to disk
@@ -12,6 +13,7 @@ and resolved against the kept set once it is complete.
 """
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any
 
 from crase.ingest.corpus import paper_from_record
 from crase.ingest.dataset_filter import OPENALEX_PREFIX, DatasetFilter
-from crase.ingest.records import EdgeRow, Limits
+from crase.ingest.records import EdgeRow, Limits, Paper, json_kind
 from crase.ingest.staging import (
     DatasetPaths,
     Shard,
@@ -37,6 +39,7 @@ ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#\s]+)", re.IGNORECASE)
 ARXIV_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/)?10\.48550/arxiv\.(.+)$",
                        re.IGNORECASE)
 TOPIC_PARTS = ("subfield", "field", "domain")
+ABSTRACT_POSITIONS = "abstract_positions"  # the notes file's kind for odd index positions
 
 
 def stage_openalex(paths: DatasetPaths, folder: Path, dataset_filter: DatasetFilter,
@@ -57,8 +60,11 @@ def stage_works(shards: list[Shard], staging: Staging, limits: Limits,
             if work and staging.filter.leaves_out_early(work.get("publication_year"), labels):
                 staging.leave_out()
                 continue
-            paper = paper_from_record(map_work(work) if work else record, text, shard.name,
-                                      number, limits)
+            notes: list[str] = []
+            paper = paper_from_record(map_work(work, notes) if work else record, text,
+                                      shard.name, number, limits)
+            if notes and isinstance(paper, Paper):
+                paper.repairs.setdefault(ABSTRACT_POSITIONS, []).extend(notes)
             own_id = short_id(work.get("id")) or ""
             if staging.offer(shard.name, number, paper, own_id, labels):
                 references = work_references(work)
@@ -76,9 +82,10 @@ def in_corpus_edges(spill: SpillFile, staging: Staging) -> Iterator[tuple[str, E
                 yield file, EdgeRow(line, *ends)
 
 
-def map_work(work: dict[str, Any]) -> dict[str, Any]:
+def map_work(work: dict[str, Any], notes: list[str] | None = None) -> dict[str, Any]:
     """A Work in the field names of `Paper`; missing fields stay missing, so the Paper
-    checks report them (a Work without a title is a `missing_title`)."""
+    checks report them (a Work without a title is a `missing_title`). What was done with
+    odd abstract positions is appended to `notes`."""
     own_id = short_id(work.get("id"))
     doi = work.get("doi") or text_at(work, "ids", "doi")
     arxiv_id = work_arxiv_id(work)
@@ -86,7 +93,7 @@ def map_work(work: dict[str, Any]) -> dict[str, Any]:
         "id": paper_key(arxiv_id, doi if isinstance(doi, str) else None,
                         f"openalex:{own_id}") if own_id else None,
         "title": work.get("title") or work.get("display_name"),
-        "abstract": rebuild_abstract(work.get("abstract_inverted_index")),
+        "abstract": rebuild_abstract(work.get("abstract_inverted_index"), notes),
         "year": work.get("publication_year"),
         "date": work.get("publication_date"),
         "authors": author_names(work),
@@ -110,10 +117,10 @@ def text_at(record: Any, *path: str) -> str | None:
     return record if isinstance(record, str) else None
 
 
-def rebuild_abstract(index: Any) -> str:
+def rebuild_abstract(index: Any, notes: list[str] | None = None) -> str:
     """The abstract, word for word, from OpenAlex's inverted index ({word: [positions]}).
-    Older snapshots wrote the index as a JSON string; both are read. A word at no position
-    and positions that are not integers are skipped."""
+    Older snapshots wrote the index as a JSON string; both are read. What is done with an
+    odd position is appended to `notes` (see `read_position`)."""
     if isinstance(index, str):
         try:
             index = json.loads(index)
@@ -121,11 +128,38 @@ def rebuild_abstract(index: Any) -> str:
             return ""
     if not isinstance(index, dict):
         return ""
-    placed = [(position, word) for word, positions in index.items()
-              if type(positions) is list for position in positions
-              if type(position) is int]  # not bool, which isinstance would let in
+    placed = []
+    for word, positions in index.items():
+        alone = not isinstance(positions, list)
+        for given in [positions] if alone else positions:
+            position, why = read_position(given, alone)
+            if position is not None:
+                placed.append((position, word))
+            if why is not None and notes is not None:
+                notes.append(f"{word!r} at {given!r}: {why}")
     placed.sort()
     return " ".join(word for _, word in placed)
+
+
+def read_position(given: Any, alone: bool) -> tuple[int | None, str | None]:
+    """Where a word goes, and (for an odd position) what was done with it: a whole number
+    written with a fraction (3.0) or given without its list is placed; a negative one, a
+    fraction (2.5), a boolean (true: no position, though Python counts it as 1) and
+    anything else are dropped."""
+    if isinstance(given, bool):
+        return None, "a boolean, no position; dropped"
+    if isinstance(given, float):
+        if not (math.isfinite(given) and given.is_integer()):
+            return None, "not a whole number; dropped"
+        if given < 0:
+            return None, "a negative position; dropped"
+        return int(given), f"a whole number written with a fraction; placed at {int(given)}"
+    if not isinstance(given, int):
+        return None, f"{'null' if given is None else 'a ' + json_kind(given)}, no position; " \
+            "dropped"
+    if given < 0:
+        return None, "a negative position; dropped"
+    return given, (f"a position not in a list; placed at {given}" if alone else None)
 
 
 def author_names(work: dict[str, Any]) -> list[str]:

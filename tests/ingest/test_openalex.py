@@ -66,6 +66,36 @@ def test_the_abstract_is_rebuilt_word_for_word() -> None:
     assert rebuild_abstract(None) == "" and rebuild_abstract({"x": "not a list"}) == ""
 
 
+def test_odd_positions_are_placed_or_dropped_and_each_is_noted() -> None:
+    index = {"Odd": [-1], "Model": [0], "a": [1, 3.0], "of": [2], "flag": [True],
+             "half": [2.5], "text": ["5"], "models.": [4], "alone": 5}
+    notes: list[str] = []
+    assert rebuild_abstract(index, notes) == "Model a of a models. alone"
+    assert notes == [
+        "'Odd' at -1: a negative position; dropped",
+        "'a' at 3.0: a whole number written with a fraction; placed at 3",
+        "'flag' at True: a boolean, no position; dropped",
+        "'half' at 2.5: not a whole number; dropped",
+        "'text' at '5': a str, no position; dropped",
+        "'alone' at 5: a position not in a list; placed at 5"]
+
+
+def test_the_notes_of_an_abstract_go_to_the_notes_file(tmp_path: Path) -> None:
+    (tmp_path / "works").mkdir()
+    work = {"id": "https://openalex.org/W5", "title": "Odd index",
+            "abstract_inverted_index": {"Kept": [0], "dropped": [-1]}}
+    with gzip.open(tmp_path / "works" / "part_000.gz", "wt") as out:
+        out.write(json.dumps(work) + "\n")
+    report = stage_openalex(tmp_path / "works", tmp_path / "staged", DatasetFilter(),
+                            DEFAULT_LIMITS, 1_000_000)
+    assert staged(tmp_path / "staged")[0][0]["abstract"] == "Kept"
+    notes = [json.loads(line) for line in report.notes_path.read_text().splitlines()]
+    assert notes == [{"file": "part_000.gz", "paper": "openalex:W5",
+                      "kind": "abstract_positions",
+                      "notes": ["'dropped' at -1: a negative position; dropped"]}]
+    assert report.repaired == 1
+
+
 def test_a_work_without_an_id_has_none() -> None:
     assert map_work({"title": "No id"})["id"] is None
 
