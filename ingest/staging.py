@@ -56,6 +56,7 @@ from crase.ingest.rejects import NoteLog, RejectLog
 
 SHARD_SUFFIXES = (".gz", ".json", ".jsonl")
 PARTITION_PREFIX = "updated_date="
+WORKS_LABELS = ("works", "papers")  # the datasets whose lines the summary counts as read
 STAGED_MARK = "staged.json"  # written last: its presence says the staging finished
 REJECTS_FILE = "rejects.jsonl"
 NOTES_FILE = "notes.jsonl"
@@ -139,8 +140,9 @@ def open_shard(shard: Shard) -> BinaryIO:
 
 def read_shard(shard: Shard, max_line_bytes: int,
                progress: Callable[[int, int], None] | None = None,
-               ) -> Iterator[tuple[int, str, Any] | Reject]:
+               ) -> Iterator[tuple[int, str, Any] | Reject | None]:
     """(line number, line text, JSON value) per record line of a shard, or its reject.
+    None for a line with nothing on it, so every line read is one item.
     `progress(bytes of the shard file read, lines read)` is called now and then. A shard
     that cannot be opened or read to its end (cut off, no gzip, corrupt) ends in one
     `bad_shard` reject, its lines read before the break kept: the other shards go on."""
@@ -156,10 +158,8 @@ def read_shard(shard: Shard, max_line_bytes: int,
         try:
             for number, end, data in read_lines(handle, max_line_bytes):
                 parsed = read_json_line(Line(number, end, data), shard.name)
-                if isinstance(parsed, Reject):
-                    yield parsed
-                elif parsed is not None:
-                    yield number, parsed[0], parsed[1]
+                yield parsed if parsed is None or isinstance(parsed, Reject) \
+                    else (number, parsed[0], parsed[1])
                 if progress is not None and number % PROGRESS_LINES == 0:
                     progress(raw.tell(), number)
         except (OSError, EOFError, zlib.error) as err:  # cut off, not gzip, corrupt
@@ -189,21 +189,30 @@ def error_text(err: BaseException) -> str:
 def read_records(shards: list[Shard], staging: "Staging", max_line_bytes: int,
                  label: str = "works") -> Iterator[tuple[Shard, int, str, Any]]:
     """(shard, line number, line text, JSON value) of every record line of the shards;
-    a line that is no JSON is refused into `staging` and not yielded. With the staging's
-    progress on, a bar over the shards' bytes is drawn on stderr."""
+    a line that is no JSON is refused into `staging` and not yielded. The lines of the
+    works (`label` works or papers) are counted into the report's `records`, blank ones
+    also into `blank`. With the staging's progress on, a bar over the shards' bytes is
+    drawn on stderr."""
     progress = ShardsProgress(label, shards, staging.show_progress)
+    report, of_works = staging.report, label in WORKS_LABELS
     for shard in shards:
-        staging.report.shards += 1
+        report.shards += 1
         lines = 0
         for item in read_shard(shard, max_line_bytes,
                                progress.within if staging.show_progress else None):
+            if isinstance(item, Reject) and item.kind == RejectKind.BAD_SHARD:
+                staging.reject(item)
+                report.bad_shards.append(shard.name)
+                continue
             lines += 1
             if isinstance(item, Reject):
                 staging.reject(item)
-                if item.kind == RejectKind.BAD_SHARD:
-                    staging.report.bad_shards.append(shard.name)
+            elif item is None:
+                report.blank += of_works
             else:
                 yield (shard, *item)
+        if of_works:
+            report.records += lines
         progress.finished(shard, lines)
     progress.bar.close()
 
@@ -229,7 +238,8 @@ class ShardsProgress:
 class StagingReport:
     folder: Path
     shards: int = 0
-    records: int = 0  # paper records read (lines that are no JSON are only rejected)
+    records: int = 0  # lines read of the works (papers) shards, every one: kept, left out,
+    # refused or blank
     kept: int = 0
     filtered_out: int = 0  # valid records the filter left out
     rejected: int = 0  # paper rows and edge rows refused (see the rejects file)
@@ -237,6 +247,7 @@ class StagingReport:
     edges_outside: int = 0  # references to works that are not in the corpus
     abstracts_joined: int = 0  # Semantic Scholar abstracts set on a kept paper
     abstracts_unjoined: int = 0  # abstracts of no kept paper (not held, filtered, repeated)
+    blank: int = 0  # lines of the works shards with nothing on them
     repaired: int = 0  # kept works that validation repaired (see the notes file)
     bad_shards: list[str] = field(default_factory=list)  # cut off, not gzip, corrupt
     reused: bool = False  # an earlier staging with the same inputs and filter was used
@@ -289,7 +300,6 @@ class Staging:
     def offer(self, file: str, line: int, paper: Paper | Reject, own_id: str,
               labels: list[str]) -> bool:
         """Keep the paper if it is valid, new and passes the filter; True if kept."""
-        self.report.records += 1
         if isinstance(paper, Reject):
             self.papers.refuse(paper)
             self.reject(paper)
@@ -321,7 +331,6 @@ class Staging:
 
     def leave_out(self) -> None:
         """A valid record the filter left out before it was offered."""
-        self.report.records += 1
         self.report.filtered_out += 1
 
     def in_corpus(self, citing: str | None, cited: str | None) -> tuple[str, str] | None:

@@ -165,8 +165,12 @@ def print_staging_report(corpus_format: str, report: "StagingReport") -> None:
     reused = " (staged before with the same inputs and filters; reused)" if report.reused \
         else ""
     print(f"Staged {corpus_format} from {report.shards:,} shards into {report.folder}{reused}")
+    blank = f" ({report.blank:,} blank)" if report.blank else ""
     print(f"  works      {report.kept:>11,} kept {report.filtered_out:>9,} filtered out "
-          f"{report.records:,} read")
+          f"{report.records:,} lines read{blank}")
+    if report.abstracts_joined or report.abstracts_unjoined:
+        print(f"  abstracts  {report.abstracts_joined:>11,} joined {report.abstracts_unjoined:>7,} "
+              "of no kept work")
     print(f"  citations  {report.edges_kept:>11,} kept {report.edges_outside:>9,} outside "
           "the corpus")
     print(f"  rejects    {report.rejected:,} in {report.rejects_path}")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from crase.api.cli import main
+from crase.api.commands.ingest import print_staging_report
 from crase.graph import Graph
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.openalex import stage_openalex
@@ -131,3 +132,18 @@ def test_the_newest_updated_date_copy_of_a_work_wins(tmp_path: Path) -> None:
         ("updated_date=2023-01-01/part_000.gz", 3, "duplicate_paper")]
     reason = rejects["updated_date=2023-01-01/part_000.gz", 1].reason
     assert "W1" in reason and "updated_date=2024-06-01/part_000.gz line 1" in reason
+
+
+def test_the_summary_reads_as_many_lines_as_the_shards_hold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [work(n, f"Work {n}", []) for n in range(10)] + [
+        '{"id": "https://openalex.org/W98", "title": "cut', "", "[1, 2]",
+        json.dumps({"id": "https://openalex.org/W99"}), "{not json"]
+    write_partition(tmp_path / "works", "2024-01-01", lines)
+    report = stage_openalex(tmp_path / "works", tmp_path / "staged",
+                            DatasetFilter.build(from_year=2021), DEFAULT_LIMITS, 1_000_000)
+    assert len(lines) == 15
+    assert report.records == 15
+    assert (report.kept, report.filtered_out, report.blank) == (0, 10, 1)
+    print_staging_report("openalex", report)
+    assert "15 lines read" in capsys.readouterr().out

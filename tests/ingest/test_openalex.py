@@ -108,7 +108,7 @@ def test_the_snapshot_stages_to_exactly_its_papers_and_in_corpus_edges(
     assert papers == [ATTENTION, BERT, NMT, PROTEIN]
     assert edges == ALL_EDGES
     assert rejects_of(report.rejects_path) == ALL_REJECTS
-    assert (report.shards, report.records, report.kept, report.rejected) == (2, 5, 4, 3)
+    assert (report.shards, report.records, report.kept, report.rejected) == (2, 6, 4, 3)
     assert report.edges_outside == 1  # W9999 is not in the snapshot
 
 

@@ -81,7 +81,7 @@ def test_the_datasets_stage_to_exactly_their_papers_and_in_corpus_edges(
     assert edges == ALL_EDGES
     assert staged_signals(tmp_path / "staged") == SIGNALS
     assert rejects_of(report.rejects_path) == ALL_REJECTS
-    assert (report.shards, report.records, report.kept) == (4, 5, 4)
+    assert (report.shards, report.records, report.kept) == (4, 6, 4)
     assert report.edges_outside == 2  # an unresolved reference, a paper not in the shards
     assert sorted(path.name for path in (tmp_path / "staged").iterdir()) == [
         "citation_signals.jsonl", "citations.csv", "notes.jsonl", "papers.jsonl",
@@ -99,7 +99,7 @@ def test_datasets_split_over_several_folders_stage_as_one(
                         DEFAULT_LIMITS, 1_000_000)
     assert staged(tmp_path / "staged") == ([NMT, ATTENTION, BERT, SEPSIS], ALL_EDGES)
     assert staged_signals(tmp_path / "staged") == SIGNALS
-    assert (report.shards, report.records, report.kept) == (4, 5, 4)
+    assert (report.shards, report.records, report.kept) == (4, 6, 4)
     # Rejects name the shard under the folder holding both downloads.
     assert rejects_of(report.rejects_path) == sorted(
         (f"{'papers-download' if file.startswith('papers/') else 'the-rest'}/{file}", line,
