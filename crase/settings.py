@@ -242,6 +242,8 @@ class ModelEndpoint(BaseModel):
 
 # Which encoder embeds claims for the offline entailment scorer (search/roles/).
 ClaimEncoderChoice = Literal["auto", "numpy", "onnx-int8"]
+# Which scorer grounds claims where no entailment endpoint is configured (search/roles/).
+EntailmentScorerChoice = Literal["cosine", "classifier"]
 # Which encoder embeds the papers (`crase embed`, `crase db import`) and every query
 # compared with their stored vectors (models/paper_encoders.py).
 PaperEncoderChoice = Literal["numpy", "onnx-int8"]
@@ -263,6 +265,21 @@ class ModelSettings(BaseModel):
         "numpy = the float32 numpy MiniLM (offline-minilm-cosine, bit-for-bit repeatable), "
         "auto = onnx-int8, which fails naming what to install where its packages are "
         "missing (docs/model-roles.md)",
+    )
+    entailment_scorer: EntailmentScorerChoice = Field(
+        "cosine",
+        description="Entailment scorer where no entailment endpoint is configured: cosine = "
+        "clipped cosine of the claim vectors (offline-minilm-int8-cosine or "
+        "offline-minilm-cosine, per claim_encoder; similarity, not entailment); "
+        "classifier = the claim-pair classifier trained on SciNLI over the int8 MiniLM "
+        "claim vectors (offline-claim-pair-classifier: the probability that the cited claim "
+        "entails or supports the citing one; its dev-calibrated cut is the theta to use; "
+        "docs/entailment.md). Each stores its own matrices, never read as the other's",
+    )
+    entailment_model: Path | None = Field(
+        None,
+        description="Model file of the classifier entailment scorer (`crase "
+        "train-entailment` writes one); unset = the shipped model",
     )
     paper_encoder: PaperEncoderChoice = Field(
         "numpy",

@@ -21,7 +21,7 @@ from crase.search.request import (
     field_at,
     number_kind,
 )
-from crase.settings import SearchSettings, Settings, choices
+from crase.settings import ModelSettings, SearchSettings, Settings, choices
 
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
@@ -107,6 +107,22 @@ def flag_name(flags: Mapping[str, str]) -> Callable[[Loc], str]:
 
 
 ORDER = 20  # place in `crase --help` (api/cli.py)
+# Model settings both commands offer as flags (derived from their fields, like the search's).
+MODEL_FLAGS = ("entailment_scorer",)
+
+
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    for name in MODEL_FLAGS:
+        parser.add_argument(flag_of(name), **setting_flag(ModelSettings, name))
+
+
+def with_model_flags(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings with the model flags given on the command line in place."""
+    given = {name: getattr(args, name) for name in MODEL_FLAGS
+             if getattr(args, name, None) is not None}
+    if not given:
+        return settings
+    return settings.model_copy(update={"models": settings.models.model_copy(update=given)})
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -125,6 +141,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--exclude", nargs="*", default=[], metavar="ID",
                         help="paper ids to leave out with their edges")
     search.add_argument("--json", action="store_true", help="print the full result as JSON")
+    add_model_flags(search)
     search.set_defaults(handler=search_papers)
 
     score = subparsers.add_parser(
@@ -146,6 +163,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                             "(default: start a local Ray instance for this run)")
     score.add_argument("--workers", type=whole_number(1, 10_000),
                        help="with --engine ray: worker processes, one CPU each (default 2)")
+    add_model_flags(score)
     score.set_defaults(handler=score_edges)
 
 
@@ -177,6 +195,7 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.roles.from_settings import build_search_backends, describe_backends
 
     request = build_request(args, settings)
+    settings = with_model_flags(args, settings)
     encoder = paper_encoder(settings.models.paper_encoder)
     backends = build_search_backends(settings, encoder=encoder)
     # Every `crase search` is a new process: the query's vector is kept on disk, beside the
@@ -389,6 +408,7 @@ def score_edges(args: argparse.Namespace, settings: Settings) -> int:
     if args.engine == "local" and (args.workers is not None or args.ray_address is not None):
         raise InvalidRequest("--workers and --ray-address apply to the Ray engine; add "
                              "--engine ray, or leave them out to score in this process")
+    settings = with_model_flags(args, settings)
     factory = functools.partial(scoring_backends, cache_size=args.cache_size)
     backends = factory(settings)
     print(f"Using {describe_backends(backends)}", file=sys.stderr)

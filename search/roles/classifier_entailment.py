@@ -32,7 +32,7 @@ from crase.search.roles.offline_entailment import claim_encoder
 from crase.usage import Usage
 
 FloatArray = NDArray[np.float64]
-SCORER_NAME = "claim-pair-classifier"
+SCORER_NAME = "offline-claim-pair-classifier"
 
 
 def model_digest(path: Path) -> str:

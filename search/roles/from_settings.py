@@ -6,12 +6,13 @@ result is never mistaken for a model result.
 from crase.models.chat import ModelRunner
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
+from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
 from crase.search.roles.offline_planner import OfflinePlanner
-from crase.search.roles.protocols import SearchBackends
-from crase.settings import Settings
+from crase.search.roles.protocols import EntailmentScorer, SearchBackends
+from crase.settings import ModelSettings, Settings
 
 
 def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = None,
@@ -23,8 +24,7 @@ def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = 
     # loaded on first use); claims go to the encoder the settings choose (by default the
     # int8 one where installed), this same one where both choices name one encoder.
     encoder = encoder or paper_encoder(settings.models.paper_encoder)
-    scorer = model.entailment or OfflineEntailmentScorer(
-        claim_encoder(settings.models.claim_encoder, encoder))
+    scorer = model.entailment or offline_scorer(settings.models, encoder)
     return SearchBackends(
         planner=model.planner or OfflinePlanner(),
         extractor=model.claims or OfflineClaimExtractor(),
@@ -33,6 +33,16 @@ def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = 
         provider=settings.providers,
         ranker_model=settings.ranker_model,
     )
+
+
+def offline_scorer(models: ModelSettings, encoder: SentenceEncoder) -> EntailmentScorer:
+    """The scorer `models.entailment_scorer` names. The classifier reads the int8 MiniLM
+    vectors it was trained on, whatever claim_encoder says (that setting picks the cosine
+    scorer's encoder); `encoder` is shared where it is that one."""
+    if models.entailment_scorer == "classifier":
+        return ClassifierEntailmentScorer(models.entailment_model,
+                                          claim_encoder("onnx-int8", encoder))
+    return OfflineEntailmentScorer(claim_encoder(models.claim_encoder, encoder))
 
 
 def describe_backends(backends: SearchBackends) -> str:

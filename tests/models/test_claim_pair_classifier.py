@@ -36,7 +36,7 @@ def test_shipped_model_carries_the_threshold_chosen_on_dev(
     assert scorer.threshold == model.threshold
     assert sorted(model.description["threshold_chosen_on"]) == ["mscinli_dev", "scinli_dev"]
     assert set(model.description["dev"]) == {"scinli_dev", "mscinli_dev"}
-    assert scorer.name == "claim-pair-classifier"
+    assert scorer.name == "offline-claim-pair-classifier"
     assert scorer.version.startswith(model.name)
 
 
