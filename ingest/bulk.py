@@ -109,11 +109,14 @@ def check_bulk_allowed(settings: Settings) -> None:
 
 def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | None = None,
                   show_progress: bool = True, encoder: SentenceEncoder | None = None,
-                  edge_properties: EdgeProperties | None = None) -> ImportReport:
+                  edge_properties: EdgeProperties | None = None,
+                  dataset_rejects: Path | None = None) -> ImportReport:
     """Replace the database with this corpus; the server is running again afterwards. With
     an encoder, every paper also gets its vector (see the module docstring). With edge
     properties that match the accepted edges row for row, the edges are imported with them
-    (`report.edge_properties_written`); otherwise without, for the caller to set later."""
+    (`report.edge_properties_written`); otherwise without, for the caller to set later.
+    The rejects file starts with those of the dataset the corpus was staged from, if any
+    (`dataset_rejects`)."""
     check_bulk_allowed(settings)
     target = f"{settings.database.bolt_uri()}/{COMMUNITY_DATABASE}"
     rejects_path = rejects_path or (settings.var_dir / "loads" / (
@@ -123,7 +126,8 @@ def import_corpus(settings: Settings, files: CorpusFiles, rejects_path: Path | N
     try:
         started = time.monotonic()
         arguments = write_import_files(files, workdir, settings, rejects_path, report,
-                                       show_progress and settings.ingest.progress)
+                                       show_progress and settings.ingest.progress,
+                                       dataset_rejects)
         if edge_properties is not None and files.citations is not None:
             report.edge_properties_written = add_edge_properties(
                 workdir / "citations.csv", edge_properties)
@@ -150,9 +154,11 @@ def embed_imported(settings: Settings, encoder: SentenceEncoder, report: ImportR
 
 
 def write_import_files(files: CorpusFiles, workdir: Path, settings: Settings,
-                       rejects_path: Path, report: ImportReport, show: bool) -> list[str]:
+                       rejects_path: Path, report: ImportReport, show: bool,
+                       dataset_rejects: Path | None = None) -> list[str]:
     """Validate and write the CSV files; return the neo4j-admin arguments that read them."""
     rejects = RejectLog(rejects_path)
+    rejects.add_from(dataset_rejects)
     notes = NoteLog(notes_path_for(rejects_path))
     try:
         corpus = ValidatedCorpus(files, rejects, settings.ingest, BATCH_ROWS)

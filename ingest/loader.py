@@ -105,8 +105,11 @@ def find_existing_ids(graph: Graph, ids: set[str]) -> set[str]:
 
 def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
                 rejects_path: Path | None = None, batch_size: int | None = None,
-                restart: bool = False, show_progress: bool = True) -> LoadReport:
-    """Load a corpus into `graph`; rerun after an interruption to resume."""
+                restart: bool = False, show_progress: bool = True,
+                dataset_rejects: Path | None = None) -> LoadReport:
+    """Load a corpus into `graph`; rerun after an interruption to resume. A corpus staged
+    from a dataset names its staging's rejects (`dataset_rejects`): a fresh load's rejects
+    file starts with them, so it holds every row refused on the way."""
     target = f"{settings.database.bolt_uri()}/{graph.database}"
     rejects_path = rejects_path or default_rejects_path(settings, files, target)
     checkpoint_path = checkpoint_path_for(rejects_path)
@@ -132,6 +135,7 @@ def load_corpus(graph: Graph, files: CorpusFiles, settings: Settings,
     else:
         checkpoint = Checkpoint(fingerprint=fingerprint, target=target)
         rejects = RejectLog(rejects_path)
+        rejects.add_from(dataset_rejects)
         notes = NoteLog(notes_path_for(rejects_path))
     try:
         corpus = ValidatedCorpus(

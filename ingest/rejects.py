@@ -47,6 +47,11 @@ class RejectLog:
         self.counts[reject.kind] += 1
         self.handle.write(json.dumps(reject.as_json(), ensure_ascii=False) + "\n")
 
+    def add_from(self, path: Path | None) -> None:
+        """Every reject of another rejects file (a dataset's staging), in its order."""
+        for reject in read_rejects(path) if path is not None and path.exists() else []:
+            self.add(reject)
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())

@@ -80,7 +80,9 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                         help="input format (default normalized)")
     parser.add_argument("--citations", type=Path,
                         help="edge list (citing_id,cited_id); default PATH/citations.csv")
-    parser.add_argument("--rejects", type=Path, help="rejects file (default under var/loads/)")
+    parser.add_argument("--rejects", type=Path,
+                        help="rejects file (default under var/loads/); for openalex and s2ag "
+                             "it also holds the rejects of the dataset's staging")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     filters = parser.add_argument_group(
         "dataset filters", "openalex and s2ag only: applied while the shards stream past; "
@@ -209,7 +211,8 @@ def load_command(args: argparse.Namespace, settings: Settings) -> int:
                   "(same Semantic Scholar id, arXiv id or DOI)")
         report = load_corpus(graph, files, settings, rejects_path=args.rejects,
                              batch_size=args.batch_size, restart=args.restart,
-                             show_progress=not args.quiet)
+                             show_progress=not args.quiet,
+                             dataset_rejects=staged.rejects_path if staged else None)
     print_load_report(report)
     signals = staged_signals(args, files)
     if signals is not None:
@@ -266,7 +269,8 @@ def import_database(args: argparse.Namespace, settings: Settings) -> int:
     report = import_corpus(settings, files, rejects_path=args.rejects,
                            show_progress=not args.quiet, encoder=encoder,
                            edge_properties=EdgeProperties(signals, SIGNAL_COLUMNS)
-                           if signals is not None else None)
+                           if signals is not None else None,
+                           dataset_rejects=staged.rejects_path if staged else None)
     print_import_report(report)
     if report.edge_properties_written:
         print("  signals    isinfluential and intents imported with the citations")

@@ -11,11 +11,14 @@ import pytest
 from crase.api.cli import main
 from crase.api.commands.ingest import print_staging_report
 from crase.graph import Graph
+from crase.ingest.bulk import ImportReport, write_import_files
+from crase.ingest.corpus import locate_corpus
 from crase.ingest.dataset_filter import DatasetFilter
 from crase.ingest.openalex import stage_openalex
 from crase.ingest.records import DEFAULT_LIMITS
 from crase.ingest.rejects import read_rejects
 from crase.ingest.s2ag import stage_s2ag
+from crase.settings import Settings
 from tests.ingest.test_openalex import (
     ALL_EDGES,
     ATTENTION,
@@ -147,3 +150,34 @@ def test_the_summary_reads_as_many_lines_as_the_shards_hold(
     assert (report.kept, report.filtered_out, report.blank) == (0, 10, 1)
     print_staging_report("openalex", report)
     assert "15 lines read" in capsys.readouterr().out
+
+
+def test_the_bulk_import_rejects_file_holds_the_dataset_rejects_too(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    report = stage_s2ag(s2ag_datasets, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                        1_000_000)
+    imported = ImportReport("staged", tmp_path / "mine.jsonl")
+    (tmp_path / "work").mkdir()
+    write_import_files(locate_corpus(report.folder), tmp_path / "work",
+                       Settings(var_dir=tmp_path / "var"), imported.rejects_path, imported,
+                       show=False, dataset_rejects=report.rejects_path)
+    assert rejects_of(tmp_path / "mine.jsonl") == rejects_of(report.rejects_path) != []
+    assert sum(imported.rejects.values()) == report.rejected
+
+
+@pytest.mark.integration
+def test_crase_load_writes_the_dataset_rejects_to_the_rejects_file(
+        s2ag_datasets: Path, graph: Graph, cli_env: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "my-rejects.jsonl"
+    assert main(["load", str(s2ag_datasets), "--format", "s2ag", "--quiet",
+                 "--rejects", str(mine)]) == 0
+    assert rejects_of(mine) == [("citations/part-0.gz", 4, "malformed_json"),
+                                ("citations/part-1.gz", 3, "duplicate_edge"),
+                                ("papers/part-0.gz", 3, "malformed_json"),
+                                ("papers/part-0.gz", 6, "missing_title")]
+    assert f"rejects    4 in {mine}" in capsys.readouterr().out
+    # Unchanged on a rerun: the load is skipped and the file keeps them, once each.
+    assert main(["load", str(s2ag_datasets), "--format", "s2ag", "--quiet",
+                 "--rejects", str(mine)]) == 0
+    assert len(rejects_of(mine)) == 4
