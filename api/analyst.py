@@ -21,10 +21,15 @@ texts is in tests/api/test_analyst_limits.py):
   characters, and parameters nested more than 32 levels deep or holding integers past
   64 bits (ValidationFailed); expressions nested more than 100 levels deep (brackets,
   CASEs and chained operators counted together: Neo4j overflows its stack near 200 and
-  then never answers), and a literal `range()` of more than 100,000 values anywhere but
-  right after UNWIND (one expression step over it is not stopped by the timeout)
-  (AnalystQueryTooComplex). A result nested more than 64 levels deep is refused too. These
-  checks are cheap, not complete: `range(1, $n)` passes them, hence the slots below.
+  then never answers), and, anywhere but right after UNWIND, a `range()` whose size is
+  not known to be small: a bound from a parameter or arithmetic (`range(1, $n)`,
+  `range(1, toInteger(1.5e9))`), or literal ranges of more than 100,000 values together,
+  nested ones multiplied; `size(list) - 1` is a known bound (AnalystQueryTooComplex). One
+  expression step over a range is not stopped by the timeout: measured with a 1 s
+  timeout, a reduce over 2e8 values ran 9.6 s and only then reported the timeout. A result
+  nested more than 64 levels deep is refused too. These checks are cheap, not complete (an
+  expression that nests loops over lists the query collected is not bounded by them),
+  hence the slots below.
 - **Transaction timeout**: the plan and the run share `api.analyst_timeout_s` (default
   10 s), sent as the driver's transaction timeout; the database stops a query past it
   (408 AnalystQueryTimeout). Neo4j checks the timeout between rows, and its monitor runs
@@ -303,11 +308,14 @@ def check_text(text: str) -> None:
     oversized = oversized_range(tokens)
     if oversized:
         call, count = oversized
+        size = (f"makes {count:,} values" if count >= 0 else
+                "has a bound that is neither an integer literal nor size(...) of a list, so "
+                "its size is not known before it runs, and")
         raise AnalystQueryTooComplex(
-            f"{call} makes {count:,} values that one expression step would go through, and "
-            "the database does not stop such a step at the timeout; UNWIND the range into "
-            "rows instead (a row loop stops at the timeout), or keep it to at most "
-            f"{MAX_LITERAL_RANGE:,} values")
+            f"{call} {size} that one expression step would go through (ranges nested in "
+            "one another multiply), and the database does not stop such a step at the "
+            "timeout; UNWIND the range into rows instead (a row loop stops at the timeout), "
+            f"or keep the ranges of expressions to at most {MAX_LITERAL_RANGE:,} values")
 
 
 def significant_tokens(text: str) -> list[tuple[str, str]]:
@@ -338,43 +346,82 @@ def expression_depth(tokens: list[tuple[str, str]]) -> int:
 
 
 def oversized_range(tokens: list[tuple[str, str]]) -> tuple[str, int] | None:
-    """The first literal `range(a, b[, step])` with more than MAX_LITERAL_RANGE values that
-    does not follow UNWIND, as its text and its number of values; None if there is none.
-    (A range built from parameters or arithmetic is not seen: the slots bound those.)"""
+    """The first `range(...)` outside UNWIND whose size is not known to be small, as its
+    text and its number of values (-1: not known from the text); None if there is none.
+
+    An expression step never looks at the transaction timeout, so a range that one step
+    folds (reduce, a list comprehension, any/all, a WITH of the list) must be small: its
+    bounds integer literals, or `size(...)` of a list the query already holds (plus or
+    minus a literal), and the literal ranges together, nested ones multiplied, at most
+    MAX_LITERAL_RANGE values. A bound from a parameter or arithmetic is not known."""
+    total = 1
     for at, (kind, text) in enumerate(tokens):
-        if kind != "word" or text.lower() != "range":
+        if (kind != "word" or text.lower() != "range" or at + 1 >= len(tokens)
+                or tokens[at + 1][1] != "(" or (at > 0 and tokens[at - 1][1] == ".")):
             continue
-        bounds = literal_arguments(tokens, at + 1)
-        if bounds is None or not 2 <= len(bounds) <= 3:
-            continue
-        start, end, step = bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1
-        count = max(0, (end - start) // step + 1) if step else 0
-        follows_unwind = at > 0 and tokens[at - 1][1].upper() == "UNWIND"
-        if count > MAX_LITERAL_RANGE and not follows_unwind:
-            return f"range({', '.join(str(b) for b in bounds)})", count
+        if at > 0 and tokens[at - 1][1].upper() == "UNWIND":
+            continue  # a row loop: the timeout stops it
+        arguments = call_arguments(tokens, at + 1)
+        shown = "range(" + ", ".join("".join(part for _, part in argument)
+                                     for argument in arguments) + ")"
+        bounds = [literal_integer(argument) for argument in arguments]
+        if not 2 <= len(arguments) <= 3 or any(
+                bound is None and not bounded_by_size(argument)
+                for bound, argument in zip(bounds, arguments, strict=True)):
+            return shown, -1
+        if all(bound is not None for bound in bounds):
+            start, end = bounds[0] or 0, bounds[1] or 0
+            step = bounds[2] if len(bounds) == 3 else 1
+            count = max(0, (end - start) // step + 1) if step else 0
+            total *= max(count, 1)
+            if total > MAX_LITERAL_RANGE:
+                return shown, count if count > MAX_LITERAL_RANGE else total
     return None
 
 
-def literal_arguments(tokens: list[tuple[str, str]], at: int) -> list[int] | None:
-    """The integer literals of a call's argument list starting at `tokens[at]` ('('), or
-    None when an argument is anything else."""
-    if at >= len(tokens) or tokens[at][1] != "(":
-        return None
-    values: list[int] = []
-    sign = 1
-    for kind, text in tokens[at + 1:]:
-        if text == "-" and sign == 1:
-            sign = -1
-        elif kind == "number" and text.isdigit() and len(text) <= 19:
-            values.append(sign * int(text))
-            sign = 1
-        elif text == ",":
-            continue
-        elif text == ")":
-            return values
+def call_arguments(tokens: list[tuple[str, str]], at: int) -> list[list[tuple[str, str]]]:
+    """The arguments of the call whose '(' is `tokens[at]`, each as its tokens (an
+    unclosed call: what there is)."""
+    arguments: list[list[tuple[str, str]]] = [[]]
+    depth = 0
+    for token in tokens[at + 1:]:
+        kind, text = token
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            if depth == 0:
+                break
+            depth -= 1
+        if text == "," and depth == 0:
+            arguments.append([])
         else:
-            return None
+            arguments[-1].append(token)
+    return arguments
+
+
+def literal_integer(argument: list[tuple[str, str]]) -> int | None:
+    """The value of an argument that is one integer literal (with a sign), else None."""
+    texts = [text for _, text in argument]
+    sign = -1 if texts[:1] == ["-"] else 1
+    digits = texts[1:] if texts[:1] in (["-"], ["+"]) else texts
+    if len(digits) == 1 and digits[0].isdigit() and len(digits[0]) <= 19:
+        return sign * int(digits[0])
     return None
+
+
+def bounded_by_size(argument: list[tuple[str, str]]) -> bool:
+    """Whether an argument is `size(...)`, plus or minus an integer literal: a list the
+    query already holds, so no larger than what its rows built within the timeout."""
+    texts = [text for _, text in argument]
+    if len(texts) < 3 or texts[0].lower() != "size" or texts[1] != "(":
+        return False
+    depth = 0
+    for end, text in enumerate(texts[1:], start=1):
+        depth += {"(": 1, ")": -1}.get(text, 0)
+        if depth == 0:
+            rest = texts[end + 1:]
+            return not rest or (len(rest) == 2 and rest[0] in "+-" and rest[1].isdigit())
+    return False
 
 
 def parameter_problem(params: dict[str, Any]) -> str | None:

@@ -293,3 +293,43 @@ def test_a_hanging_database_does_not_hold_the_other_routes(
         assert elapsed < 5.0, (path, elapsed)  # the hang lasts until the test ends
     statuses = sorted(join()[0] for join in hanging)
     assert statuses == [503, 503, 503, 503, 503, 504]
+
+
+# --- expression loops the timeout cannot stop: refused before anything runs -----------------
+# Measured on the test server with a 1 s transaction timeout: a reduce over range(1, 2e8)
+# ran 9.6 s and only then reported TransactionTimedOut; a list comprehension over the same
+# range ran 4.0 s; an UNWIND over it was ended at 2.5 s. An expression step never looks at
+# the timeout, so such steps are refused unless their size is known and small.
+UNSTOPPABLE: dict[str, tuple[str, dict[str, Any]]] = {
+    "computed bound": ("RETURN reduce(s = 0, x IN range(1, toInteger(1.5e9)) | s + x) AS n",
+                       {}),
+    "parameter bound": ("RETURN reduce(s = 0, x IN range(1, $n) | s + x) AS n",
+                        {"n": 1_500_000_000}),
+    "arithmetic bound": ("RETURN size([x IN range(1, 1500000 * 1000) WHERE x < 0]) AS n", {}),
+    "nested ranges": ("RETURN size([a IN range(1, 100000) | "
+                      "size([b IN range(1, 100000) WHERE b < 0])]) AS n", {}),
+    "WITH of a parameter range": ("WITH range(1, $n) AS r RETURN reduce(s = 0, x IN r | s + x)"
+                                  " AS n", {"n": 1_500_000_000}),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSTOPPABLE.values()), ids=list(UNSTOPPABLE))
+def test_a_range_of_unknown_or_multiplied_size_in_an_expression_is_refused(
+        client: TestClient, graph: Graph, case: tuple[str, dict[str, Any]]) -> None:
+    query, params = case
+    (status, body), elapsed = timed(lambda: cypher(client, query, **params))
+    assert status == 400, body
+    assert body["error"] == "AnalystQueryTooComplex" and "UNWIND" in body["detail"]
+    assert elapsed < 5.0
+    assert analyst_transactions(graph) == []  # no database core is left busy
+
+
+@pytest.mark.parametrize(("query", "params"), [
+    ("UNWIND range(1, $n) AS x RETURN count(x) AS n", {"n": 1000}),
+    ("RETURN [i IN range(0, size($xs) - 1) | $xs[i] * 2] AS doubled", {"xs": [1, 2, 3]}),
+    ("RETURN [a IN range(1, 100) | size([b IN range(1, 100) WHERE b < a])][-1] AS n", {}),
+])
+def test_ranges_of_known_small_size_stay_allowed(client: TestClient, query: str,
+                                                 params: dict[str, Any]) -> None:
+    status, body = cypher(client, query, **params)
+    assert status == 200, body
