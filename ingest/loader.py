@@ -248,17 +248,19 @@ def is_unchanged(previous: Checkpoint, fingerprint: dict[str, Any], target: str)
 
 def corpus_in_graph(graph: Graph, files: CorpusFiles, settings: Settings,
                     previous: Checkpoint) -> bool:
-    """Whether every paper and edge the finished load accepted is in the graph now. The
-    totals cannot tell: a bigger corpus imported since holds more papers and none of
-    these. The input is checked again (into a throwaway rejects file) and its rows
-    looked up; that costs a read of the input, much less than loading it again."""
+    """Whether every paper (with every property the load set) and every edge that the
+    finished load accepted is in the graph now. The totals cannot tell: a bigger corpus
+    imported since holds more papers and none of these, and a property removed since
+    changes no total. The input is checked again (into a throwaway rejects file) and its
+    rows looked up; that costs a read of the input, much less than loading it again."""
     with tempfile.TemporaryDirectory(prefix="crase-check-") as folder:
         rejects = RejectLog(Path(folder) / "rejects.jsonl")
         try:
             corpus = ValidatedCorpus(files, rejects, settings.ingest, LOOKUP_CHUNK,
                                      resolve=lambda ids: find_existing_ids(graph, ids))
-            papers = sum(len(find_existing_ids(graph, {paper.id for paper in batch.rows}))
-                         for batch in corpus.paper_batches())
+            papers = sum(int(graph.read("count_present_papers",
+                                        rows=paper_keys(batch.rows))[0]["present"])
+                         for batch in corpus.paper_batches() if batch.rows)
             if papers < previous.counts.get("papers_accepted", 0):
                 return False
             edges = sum(int(graph.read("count_present_citations",
@@ -267,6 +269,11 @@ def corpus_in_graph(graph: Graph, files: CorpusFiles, settings: Settings,
         finally:
             rejects.close()
     return edges >= previous.counts.get("citations_accepted", 0)
+
+
+def paper_keys(papers: list[Paper]) -> list[dict[str, Any]]:
+    """Each paper's id and the names of the properties the load sets on it."""
+    return [{"id": paper.id, "keys": list(paper.graph_properties())} for paper in papers]
 
 
 def can_resume(previous: Checkpoint, fingerprint: dict[str, Any], target: str,

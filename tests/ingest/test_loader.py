@@ -135,3 +135,16 @@ def test_arxiv_snapshot_with_an_edge_list(graph: Graph, settings: Settings) -> N
     assert nodes[0]["p"]["year"] == 2008 and nodes[0]["p"]["categories"] == ["hep-th", "math-ph"]
     assert [(r["a"], r["b"]) for r in rels] == [("0801.0042", "hep-th/9905123")]
     assert report.rejects == {"missing_title": 1, "unknown_paper": 1}
+
+
+def test_an_unchanged_input_is_loaded_again_when_a_property_was_removed(
+        graph: Graph, settings: Settings, tmp_path: Path) -> None:
+    files = locate_corpus(small_corpus(tmp_path / "c", 50, 200))
+    assert load_corpus(graph, files, settings, show_progress=False).status == "loaded"
+    before = snapshot(graph)
+    with graph.driver.session(database=graph.database) as session:
+        session.run("MATCH (p:Paper) WITH p ORDER BY p.id LIMIT 1 REMOVE p.title").consume()
+    again = load_corpus(graph, files, settings, show_progress=False)
+    assert again.status == "loaded"
+    assert snapshot(graph) == before
+    assert load_corpus(graph, files, settings, show_progress=False).status == "unchanged"
