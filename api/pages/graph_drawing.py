@@ -21,14 +21,17 @@ rest, the questions this page is for, are no longer read at a glance; and on a
 262-paper run its best-ranked papers sit unlabelled in a dense core.
 """
 
+import hashlib
 import math
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from crase.api.pages.force_layout import Frame, force_layout
+from crase.api.pages.force_layout import MAX_SIMULATED, ForceLayout, Frame, force_layout
 from crase.ingest.records import NAME_SUFFIX
 from crase.scoring.tex import tex_to_unicode
 
@@ -119,6 +122,7 @@ class Drawing:
     nodes: list[NodeShape]
     edges: list[EdgeShape]
     edge_opacity: float
+    note: str | None = None  # what the layout left out or simplified, said on the page
 
 
 @dataclass(frozen=True)
@@ -372,7 +376,8 @@ def draw_evidence_graph(view: dict[str, Any], layout: Layout = Layout.YEAR_SCORE
     years, scores = year_axis(view["nodes"]), score_axis(view["nodes"])
     placed, band_bottom = place_nodes(view["nodes"], years, scores)
     if layout is Layout.FORCE:
-        return drawing_of(view, force_placed(view, placed), years, FORCE_HEIGHT)
+        moved, note = force_placed(view, placed)
+        return replace(drawing_of(view, moved, years, FORCE_HEIGHT), note=note)
     has_band = any(n["rank"] is None for n in view["nodes"])
     height = (band_bottom if has_band else TOP + PLOT_HEIGHT) + BOTTOM
     return drawing_of(view, placed, years, round(height, 1), ticks=(years, scores),
@@ -380,21 +385,59 @@ def draw_evidence_graph(view: dict[str, Any], layout: Layout = Layout.YEAR_SCORE
 
 
 def force_placed(view: dict[str, Any], placed: dict[str, tuple[float, float, float]],
-                 ) -> dict[str, tuple[float, float, float]]:
+                 ) -> tuple[dict[str, tuple[float, float, float]], str | None]:
     """The papers moved by the force layout, which starts from the year/score places (so
     that it is the same every time). The papers shown by default are pulled along the
     retained edges, the ones a reader sees; the others along every edge, pruned ones
     too, since a cut paper may have no other, and each is worth placing near the papers
-    it cites or is cited by. Each paper keeps its size."""
-    retained = [(e["citing"], e["cited"]) for e in view["edges"] if e["retained"]]
-    every = [(e["citing"], e["cited"]) for e in view["edges"]]
-    shown = {n["id"] for n in view["nodes"] if is_central(n)}
-    frame = Frame(FORCE_SIDE, FORCE_TOP, WIDTH - FORCE_SIDE, FORCE_HEIGHT - FORCE_TOP)
-    spots = force_layout(list(placed), retained,
-                         {p: (x, y) for p, (x, y, _) in placed.items()},
-                         {p: r for p, (_, _, r) in placed.items()}, shown, frame,
-                         context_links=every)
-    return {paper: (*spots[paper], placed[paper][2]) for paper in placed}
+    it cites or is cited by. Each paper keeps its size. With the note the page shows
+    when the layout moved only some of the papers (force_layout.MAX_SIMULATED)."""
+    retained = sorted((e["citing"], e["cited"]) for e in view["edges"] if e["retained"])
+    every = sorted((e["citing"], e["cited"]) for e in view["edges"])
+    shown = sorted(n["id"] for n in view["nodes"] if is_central(n))
+    start = sorted(placed.items())
+    key = hashlib.sha256(repr((start, retained, every, shown)).encode()).hexdigest()
+    layout = LAYOUT_CACHE.get(key)
+    if layout is None:
+        frame = Frame(FORCE_SIDE, FORCE_TOP, WIDTH - FORCE_SIDE, FORCE_HEIGHT - FORCE_TOP)
+        layout = force_layout(list(placed), retained,
+                              {p: (x, y) for p, (x, y, _) in start},
+                              {p: r for p, (_, _, r) in start}, set(shown), frame,
+                              context_links=every)
+        LAYOUT_CACHE.put(key, layout)
+    note = None if not layout.placed_only else (
+        f"The force layout moved {layout.simulated:,} papers (at most {MAX_SIMULATED:,}: "
+        f"the seeds, the returned papers and those most linked to them); the other "
+        f"{layout.placed_only:,} sit beside the papers they cite or are cited by, unmoved.")
+    return {paper: (*layout.spots[paper], placed[paper][2]) for paper in placed}, note
+
+
+class LayoutCache:
+    """The last few force layouts by a digest of everything they are computed from, so a
+    run's graph page drawn again (a reload, another reader) costs no layout; the same
+    input always gives the same layout, so an entry is never stale."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[str, ForceLayout] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> ForceLayout | None:
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+            return self.entries.get(key)
+
+    def put(self, key: str, layout: ForceLayout) -> None:
+        with self.lock:
+            self.entries[key] = layout
+            self.entries.move_to_end(key)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+
+# 16 layouts of at most a few thousand papers each: a few MB.
+LAYOUT_CACHE = LayoutCache(16)
 
 
 def is_central(node: dict[str, Any]) -> bool:
