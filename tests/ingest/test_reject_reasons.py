@@ -70,7 +70,7 @@ def test_a_repeated_edge_says_where_the_first_was_on_both_edge_paths(tmp_path: P
 
 def test_the_edge_set_keeps_where_each_edge_was_first_given() -> None:
     rng = np.random.default_rng(5)
-    edges, first_seen = EdgeSet(), {}
+    edges, first_seen = EdgeSet(), dict[int, int]()
     for batch in range(80):  # more batches than are kept apart, so compaction runs
         keys = rng.integers(0, 3_000, size=rng.integers(0, 200)).astype(np.int64)
         where = np.arange(len(keys), dtype=np.int64) + batch * 1_000
