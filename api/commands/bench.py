@@ -1,5 +1,6 @@
 """`crase bench quality`: the retrieval benchmark (systems, ablations, seed corruption,
-cost) on loaded corpora, written as a Markdown report with plots."""
+cost) on loaded corpora, written as a Markdown report with plots. `crase bench entailment`:
+an entailment scorer on labelled claim pairs (SciNLI / MSciNLI), two- and four-class."""
 
 import argparse
 import shlex
@@ -15,6 +16,11 @@ SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default
            "uniform-edges", "crase-salsa", "recency", "hybrid")
 ABLATIONS = ("weighting", "seed_weights", "query_seeds", "sub_queries", "seed_rule", "hops",
              "tau", "beta", "theta", "orientation", "ranker", "age", "delta")
+# `crase bench entailment --scorer` names (bench/entailment_pairs.py SCORERS, which a test
+# holds this to): spelled here so the help needs no import of the scorers.
+ENTAILMENT_SCORERS = ("shipped", "offline-minilm-cosine", "offline-minilm-int8-cosine",
+                      "classifier", "model:qwen2.5-coder-1.5b", "model:qwen2.5-coder-0.5b",
+                      "model:smollm2-135m")
 
 
 
@@ -53,6 +59,43 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                               "default (write DIR with python -m crase.bench.learned_ranking "
                               "evaluate --save-ablations DIR)")
     quality.set_defaults(handler=run_quality_bench)
+    add_entailment_command(actions)
+
+
+def add_entailment_command(actions: argparse._SubParsersAction) -> None:
+    entailment = actions.add_parser(
+        "entailment", help="an entailment scorer on SciNLI / MSciNLI claim pairs",
+        description="Scores each pair as the search would (citing claim = sentence2, cited "
+                    "claim = sentence1, a 1 x 1 matrix) and prints two-class F1 and accuracy "
+                    "at the scorer's stored threshold (grounded = entailment or reasoning), "
+                    "four-class macro F1 where the scorer names four classes, pairs/s and "
+                    "the load average (docs/entailment.md).")
+    entailment.add_argument("--pairs", type=Path, required=True, metavar="FILE",
+                            help="a SciNLI / MSciNLI file: CSV (id, sentence1, sentence2, "
+                                 "label[, domain]; a leading index column is ignored), TSV "
+                                 "or JSON lines")
+    entailment.add_argument("--scorer", required=True, choices=ENTAILMENT_SCORERS,
+                            metavar="NAME", help=f"one of {', '.join(ENTAILMENT_SCORERS)}; "
+                            "shipped = what the search uses by the settings")
+    entailment.add_argument("--limit", type=int, metavar="N",
+                            help="score N pairs drawn evenly over the four labels (seeded)")
+    entailment.add_argument("--seed", type=int, default=0, help="seed of the --limit draw")
+    entailment.add_argument("--json", type=Path, metavar="OUT", help="also write the figures")
+    entailment.set_defaults(handler=bench_entailment)
+
+
+def bench_entailment(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from crase.bench.entailment_pairs import run_entailment_bench
+
+    figures = run_entailment_bench(args.pairs, args.scorer, settings, args.limit, args.seed)
+    text = json.dumps(figures)
+    print(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(text + "\n")
+    return 0
 
 
 def database_for(spec: str, settings: Settings) -> DatabaseSettings:

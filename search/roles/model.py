@@ -163,6 +163,11 @@ def source_spans(texts: Iterable[str], max_chars: int = 300) -> list[str]:
 
 
 class ModelEntailmentScorer:
+    # The two-class cut on the prompt's own scale (score_entailment: entailment near 1,
+    # reasoning around 0.5, unrelated or contradicting near 0): grounded where M reaches
+    # it. Fixed by the prompt, not fitted (`crase bench entailment` reads it).
+    threshold = 0.5
+
     def __init__(self, endpoint: ModelEndpoint, runner: ModelRunner) -> None:
         self.endpoint = endpoint
         self.runner = runner

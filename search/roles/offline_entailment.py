@@ -17,6 +17,7 @@ matrices stored by one are never read as the other's.
 
 This is semantic similarity, not entailment: it says two claims are about the same thing,
 not that one supports the other. The scorer's name says so wherever its matrices are stored.
+How far that gets on the SciNLI / MSciNLI pairs: `crase bench entailment` (docs/entailment.md).
 """
 
 import numpy as np
@@ -35,6 +36,13 @@ SCORER_NAMES = {
     "all-MiniLM-L6-v2": "offline-minilm-cosine",
     "all-MiniLM-L6-v2-onnx-int8": "offline-minilm-int8-cosine",
 }
+# The two-class cut (grounded = SciNLI's entailment or reasoning) on each scorer's cosine,
+# chosen on SciNLI dev + MSciNLI dev by
+#   python -m crase.bench.entailment_pairs calibrate \
+#     --pairs ../shared/data/nli/scinli/dev.csv --pairs ../shared/data/nli/mscinli/dev.csv
+# and read by `crase bench entailment`. Not theta: the search's Delta cut is a setting,
+# chosen on citation edges by crase.bench.calibrate_theta.
+TWO_CLASS_THRESHOLDS = {"offline-minilm-cosine": 0.365, "offline-minilm-int8-cosine": 0.36}
 RUNTIMES = {"all-MiniLM-L6-v2": "numpy", "all-MiniLM-L6-v2-onnx-int8": "onnxruntime"}
 # What the int8 encoder needs. Spelled here, not imported from models/onnx_minilm.py, since
 # that module cannot be imported at all when onnx itself is missing.
@@ -93,6 +101,7 @@ class OfflineEntailmentScorer:
             raise SettingsError(f"no offline scorer for encoder {self.encoder.name!r}; "
                                 f"use one of {', '.join(SCORER_NAMES)}")
         self.name = SCORER_NAMES[self.encoder.name]
+        self.threshold = TWO_CLASS_THRESHOLDS[self.name]
         self.usage = Usage()
 
     def score(

@@ -1,7 +1,7 @@
 """Throughput of the offline grounding stages on a sample of real citation edges, for each
 claim encoder on the same edges.
 
-    .venv/bin/python -m crase.bench.entailment [corpus] [--edges 2000] [--seed 7]
+    .venv/bin/python -m crase.bench.grounding_throughput [corpus] [--edges 2000] [--seed 7]
         [--encoders numpy,onnx-int8] [--batch-tokens N]
 
 Per encoder, in one process, from a cold start (fresh encoder, empty cache, model loaded
