@@ -104,8 +104,9 @@ LIST_FIELDS = ("authors", "categories")
 # Bumped when a rule changes what a valid row holds (v2: author names repaired; v3: junk
 # names and years dropped, empty text left out; v4: a DOI's resolver URL or doi: prefix
 # dropped; v5: an arXiv id without its version or `arXiv:` prefix, or taken from an arXiv
-# DOI), so a finished load of unchanged input is loaded again under the new rules.
-VALIDATION_VERSION = 5
+# DOI; v6: authors given as one string kept as one author), so a finished load of
+# unchanged input is loaded again under the new rules.
+VALIDATION_VERSION = 6
 # The kinds of the notes file: what validation repaired in a row it kept.
 REPAIRED_AUTHORS = "repaired_authors"
 DROPPED_YEAR = "dropped_year"
