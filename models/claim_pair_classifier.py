@@ -47,6 +47,7 @@ GROUNDED = (0, 1)  # entailment and reasoning: the cited claim grounds the citin
 SHIPPED_MODEL = (Path(__file__).resolve().parent / "claim_pair_models"
                  / "minilm-int8-scinli.json")
 WORD = re.compile(r"[a-z0-9]+")
+PAIR_CHUNK = 4096  # pairs whose features are held at once (4096 x 1544 floats: 50 MB)
 MAX_WORDS = 200  # a claim is a sentence; a longer text counts its first 200 words
 OPENING_WORDS = 3  # the hypothesis's first words carry what its linking phrase implied
 OVERLAP_FEATURES = ("hypothesis_words_in_premise", "premise_words_in_hypothesis",
@@ -112,46 +113,57 @@ class ClaimPairClassifier:
     def hidden_units(self) -> int:
         return int(self.arrays["hidden_bias"].shape[0])
 
-    def side(self, vectors: NDArray[np.floating[Any]], texts: Sequence[str],
-             role: str) -> ClaimSide:
-        """`role` is "hypothesis" (citing claims) or "premise" (cited claims)."""
-        table = self.arrays[f"wide_{role}"]
+    def claim_terms(self, texts: Sequence[str]) -> tuple[list[list[str]], FloatArray,
+                                                         FloatArray]:
+        """Each claim's words and its wide term as a hypothesis and as a premise
+        (claims x classes each): what a claim brings to every pair it is in."""
         words = [claim_words(text) for text in texts]
-        wide = np.zeros((len(texts), len(LABELS)))
+        wide = np.zeros((2, len(texts), len(LABELS)))
+        tables = (self.arrays["wide_hypothesis"], self.arrays["wide_premise"])
         for row, claim in enumerate(words):
             index, weight = hashed_words(claim, self.buckets)
-            wide[row] = weight @ table[index] if index.size else 0.0
-        return ClaimSide(np.asarray(vectors, dtype=np.float64), words, wide)
+            if index.size:
+                for side, table in enumerate(tables):
+                    wide[side, row] = weight @ table[index]
+        return words, wide[0], wide[1]
 
-    def dense_features(self, citing: ClaimSide, cited: ClaimSide) -> FloatArray:
-        """(n x m) x features, rows in citing-major order, before standardisation."""
-        return pair_features(citing.vectors, cited.vectors, citing.words, cited.words)
+    def sides(self, vectors: NDArray[np.floating[Any]], texts: Sequence[str]
+              ) -> tuple[ClaimSide, ClaimSide]:
+        """Every claim of a batch as a hypothesis and as a premise."""
+        words, hypothesis, premise = self.claim_terms(texts)
+        unit = np.asarray(vectors, dtype=np.float64)
+        return ClaimSide(unit, words, hypothesis), ClaimSide(unit, words, premise)
 
-    def logits(self, citing: ClaimSide, cited: ClaimSide) -> FloatArray:
-        """n x m x classes."""
-        x = (self.dense_features(citing, cited) - self.arrays["mean"]) / self.arrays["scale"]
+    def pair_probabilities(self, hypotheses: ClaimSide, premises: ClaimSide,
+                           hypothesis_rows: IntArray, premise_rows: IntArray) -> FloatArray:
+        """Class probabilities (pairs x classes, LABELS order) of the pairs (hypothesis
+        row k, premise row k), in chunks of PAIR_CHUNK pairs."""
+        out = np.zeros((len(hypothesis_rows), len(LABELS)))
+        for start in range(0, len(hypothesis_rows), PAIR_CHUNK):
+            h = hypothesis_rows[start:start + PAIR_CHUNK]
+            p = premise_rows[start:start + PAIR_CHUNK]
+            dense = pair_features(hypotheses, premises, h, p)
+            out[start:start + len(h)] = softmax(
+                self.dense_logits(dense) + hypotheses.wide[h] + premises.wide[p])
+        return out
+
+    def dense_logits(self, dense: FloatArray) -> FloatArray:
+        x = (dense - self.arrays["mean"]) / self.arrays["scale"]
         if self.hidden_units:
             x = np.maximum(x @ self.arrays["hidden_weights"] + self.arrays["hidden_bias"], 0.0)
-        out = x @ self.arrays["out_weights"] + self.arrays["out_bias"]
-        n, m = len(citing.words), len(cited.words)
-        return (out.reshape(n, m, len(LABELS)) + citing.wide[:, None, :]
-                + cited.wide[None, :, :])
-
-    def probabilities(self, citing: ClaimSide, cited: ClaimSide) -> FloatArray:
-        """n x m x classes, each row summing to 1 (classes in LABELS order)."""
-        return softmax(self.logits(citing, cited))
+        return x @ self.arrays["out_weights"] + self.arrays["out_bias"]
 
 
-def pair_features(u: FloatArray, v: FloatArray, hypothesis_words: Sequence[Sequence[str]],
-                  premise_words: Sequence[Sequence[str]]) -> FloatArray:
-    """Every (hypothesis i, premise j) pair's dense features, row i * m + j."""
-    n, m = u.shape[0], v.shape[0]
-    uu = np.repeat(u, m, axis=0)
-    vv = np.tile(v, (n, 1))
-    cosine = np.sum(uu * vv, axis=1, keepdims=True)
-    overlap = np.array([overlap_features(h, p) for h in hypothesis_words
-                        for p in premise_words]).reshape(n * m, len(OVERLAP_FEATURES))
-    return np.hstack([uu, vv, uu * vv, np.abs(uu - vv), cosine, overlap])
+def pair_features(hypotheses: ClaimSide, premises: ClaimSide, hypothesis_rows: IntArray,
+                  premise_rows: IntArray) -> FloatArray:
+    """The dense features of the pairs (hypothesis row k, premise row k), before
+    standardisation: the one function training and scoring both use."""
+    u, v = hypotheses.vectors[hypothesis_rows], premises.vectors[premise_rows]
+    overlap = np.array([overlap_features(hypotheses.words[h], premises.words[p])
+                        for h, p in zip(hypothesis_rows.tolist(), premise_rows.tolist(),
+                                        strict=True)]).reshape(len(u), len(OVERLAP_FEATURES))
+    return np.hstack([u, v, u * v, np.abs(u - v), np.sum(u * v, axis=1, keepdims=True),
+                      overlap])
 
 
 def softmax(logits: FloatArray) -> FloatArray:

@@ -25,9 +25,10 @@ from crase.models.claim_pair_classifier import (
     GROUNDED,
     LABELS,
     ClaimPairClassifier,
+    ClaimSide,
     claim_words,
     hashed_words,
-    overlap_features,
+    pair_features,
     round_weights,
     softmax,
 )
@@ -107,15 +108,14 @@ def pair_table(pairs: Sequence[LabelledPair], texts: list[str], vectors: FloatAr
     row = {text: i for i, text in enumerate(texts)}
     hypothesis = np.array([row[p.hypothesis] for p in pairs], dtype=np.int64)
     premise = np.array([row[p.premise] for p in pairs], dtype=np.int64)
-    words = {i: claim_words(texts[i]) for i in sorted({*hypothesis.tolist(), *premise.tolist()})}
-    u, v = vectors[hypothesis], vectors[premise]
-    overlap = np.array([overlap_features(words[h], words[p])
-                        for h, p in zip(hypothesis.tolist(), premise.tolist(), strict=True)])
-    dense = np.hstack([u, v, u * v, np.abs(u - v), np.sum(u * v, axis=1, keepdims=True),
-                       overlap])
+    used = {*hypothesis.tolist(), *premise.tolist()}
+    words = [claim_words(text) if i in used else [] for i, text in enumerate(texts)]
+    # The features scoring computes (models/claim_pair_classifier.py), by the same function.
+    claims = ClaimSide(vectors, words, np.zeros((len(texts), len(LABELS))))
+    dense = pair_features(claims, claims, hypothesis, premise)
     start, index, weight = [0], [], []
     for t in range(len(texts)):
-        found = hashed_words(words[t], buckets) if t in words else (np.zeros(0), np.zeros(0))
+        found = hashed_words(words[t], buckets) if t in used else (np.zeros(0), np.zeros(0))
         index.append(found[0])
         weight.append(found[1])
         start.append(start[-1] + len(found[0]))

@@ -24,6 +24,7 @@ from crase.models.claim_pair_classifier import (
     LABELS,
     SHIPPED_MODEL,
     ClaimPairClassifier,
+    ClaimSide,
     load_classifier,
 )
 from crase.models.minilm import SentenceEncoder
@@ -33,6 +34,7 @@ from crase.usage import Usage
 
 FloatArray = NDArray[np.float64]
 SCORER_NAME = "offline-claim-pair-classifier"
+TERMS_KEPT = 400_000  # claims whose terms are kept: as many as `crase score` keeps vectors
 
 
 def model_digest(path: Path) -> str:
@@ -60,6 +62,26 @@ class ClassifierEntailmentScorer:
         self.version = f"{self.model.name}-{model_digest(path)}"
         self.threshold: float = self.model.threshold
         self.usage = Usage()
+        # Each claim's words and wide terms, kept like its vector: a corpus-wide pass meets
+        # a claim on many edges. Emptied when full (a claim's terms never change).
+        self._terms: dict[str, tuple[list[str], FloatArray, FloatArray]] = {}
+
+    def sides(self, texts: list[str]) -> tuple[ClaimSide, ClaimSide]:
+        """The batch's claims as hypotheses and as premises (vectors and terms)."""
+        vectors = self.encoder.encode(texts) if texts else np.empty((0, 0), dtype=np.float32)
+        missing = [text for text in texts if text not in self._terms]
+        if len(self._terms) + len(missing) > TERMS_KEPT:
+            self._terms.clear()
+        words, hypothesis, premise = self.model.claim_terms(missing)
+        for i, text in enumerate(missing):
+            self._terms[text] = (words[i], hypothesis[i], premise[i])
+        kept = [self._terms[text] for text in texts]
+        unit = np.asarray(vectors, dtype=np.float64)
+        wide = np.zeros((2, len(texts), len(LABELS)))
+        for i, (_, as_hypothesis, as_premise) in enumerate(kept):
+            wide[0, i], wide[1, i] = as_hypothesis, as_premise
+        claim_words = [terms[0] for terms in kept]
+        return ClaimSide(unit, claim_words, wide[0]), ClaimSide(unit, claim_words, wide[1])
 
     def score(
         self, pairs: list[tuple[list[Claim], list[Claim]]]
@@ -67,21 +89,27 @@ class ClassifierEntailmentScorer:
         """One matrix per (citing claims, cited claims); None where a side has no claims.
         All distinct claim texts of the batch are embedded in one encoder call."""
         texts = sorted({c.text for citing, cited in pairs for c in (*citing, *cited)})
-        vectors = self.encoder.encode(texts) if texts else np.empty((0, 0), dtype=np.float32)
         row = {text: i for i, text in enumerate(texts)}
+        hypotheses, premises = self.sides(texts)
+        scorable = [(citing, cited) for citing, cited in pairs if citing and cited]
+        # Every pair of every edge in one pass, citing-major within an edge.
+        h = np.array([row[a.text] for citing, cited in scorable for a in citing
+                      for _ in cited], dtype=np.int64)
+        p = np.array([row[b.text] for citing, cited in scorable for _ in citing
+                      for b in cited], dtype=np.int64)
+        probabilities = self.model.pair_probabilities(hypotheses, premises, h, p)
+        grounded = probabilities[:, list(GROUNDED)].sum(axis=1)
         out: list[FloatArray | None] = []
+        start = 0
         for citing, cited in pairs:
             self.usage.calls += 1
             if not citing or not cited:
                 self.usage.failed += 1
                 out.append(None)
                 continue
-            probabilities = self.model.probabilities(
-                self.model.side(vectors[[row[c.text] for c in citing]],
-                                [c.text for c in citing], "hypothesis"),
-                self.model.side(vectors[[row[c.text] for c in cited]],
-                                [c.text for c in cited], "premise"))
-            out.append(probabilities[:, :, list(GROUNDED)].sum(axis=2))
+            size = len(citing) * len(cited)
+            out.append(grounded[start:start + size].reshape(len(citing), len(cited)).copy())
+            start += size
             self.usage.made += 1
         self.usage.models.add(f"{self.model.name} over {self.encoder.name}")
         return out
@@ -92,14 +120,9 @@ class ClassifierEntailmentScorer:
         if not pairs:
             return []
         texts = sorted({text for pair in pairs for text in pair})
-        vectors = self.encoder.encode(texts)
         row = {text: i for i, text in enumerate(texts)}
-        premises = [p for p, _ in pairs]
-        hypotheses = [h for _, h in pairs]
-        labels = []
-        for premise, hypothesis in zip(premises, hypotheses, strict=True):
-            probabilities = self.model.probabilities(
-                self.model.side(vectors[[row[hypothesis]]], [hypothesis], "hypothesis"),
-                self.model.side(vectors[[row[premise]]], [premise], "premise"))
-            labels.append(LABELS[int(np.argmax(probabilities[0, 0]))])
-        return labels
+        hypotheses, premises = self.sides(texts)
+        probabilities = self.model.pair_probabilities(
+            hypotheses, premises, np.array([row[h] for _, h in pairs], dtype=np.int64),
+            np.array([row[p] for p, _ in pairs], dtype=np.int64))
+        return [LABELS[int(i)] for i in probabilities.argmax(axis=1)]
