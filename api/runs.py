@@ -54,6 +54,7 @@ from crase.run_lifecycle import (
     now_iso,
     process_owner,
     record_cancelled_before_start,
+    summarise_request,
     to_json,
 )
 from crase.search.pipeline import STAGES as SEARCH_STAGES
@@ -148,6 +149,10 @@ class TrackedRun:
                 "(api.run_deadline_s); narrow the request or raise the deadline")
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
+        # The whole request was written to the Run node when the run opened; what stays
+        # here for up to api.runs_in_memory runs is its summary (a 9 MB exclude list was
+        # 16.7 MB a run).
+        self.params = summarise_request(self.params)
         if status in ("done", "partial"):
             # A stage a finished run never entered (an idea run's report in retrieval mode).
             self.stages = {name: p for name, p in self.stages.items() if p.state != "pending"}
@@ -360,9 +365,10 @@ class RunRegistry:
             self._fail(run, f"internal error: {type(error).__name__}: {error}")
 
     def _record_cancelled_before_start(self, run: TrackedRun) -> None:
+        params = run.params  # whole, for the Run node; the run keeps its summary
         run.finish("cancelled", "cancelled before it started")
         try:
-            record_cancelled_before_start(self.graph, run.id, run.kind, run.query, run.params)
+            record_cancelled_before_start(self.graph, run.id, run.kind, run.query, params)
         except DatabaseError as err:
             log.warning("run %s was cancelled but not recorded yet: %s", run.id,
                         one_line(str(err)))

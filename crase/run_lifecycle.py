@@ -111,6 +111,28 @@ def plain_properties(params: dict[str, Any]) -> dict[str, PlainValue]:
     return flat
 
 
+# What a finished run keeps in memory of its request: lists cut to their first items and
+# long texts to their start, each saying what was left out (the Run node keeps it whole).
+SUMMARY_ITEMS = 5
+SUMMARY_CHARS = 200
+
+
+def summarise_request(value: Any) -> Any:
+    """The request with its bulk left out, in its own shape: a list keeps its first
+    SUMMARY_ITEMS items and a last one saying how many more there were, a text its first
+    SUMMARY_CHARS characters. A 10,000-id exclude list of 9 MB becomes a few hundred bytes."""
+    if isinstance(value, dict):
+        return {key: summarise_request(item) for key, item in value.items()}
+    if isinstance(value, list):
+        kept = [summarise_request(item) for item in value[:SUMMARY_ITEMS]]
+        if len(value) > SUMMARY_ITEMS:
+            kept.append(f"... {len(value) - SUMMARY_ITEMS:,} more ({len(value):,} in all)")
+        return kept
+    if isinstance(value, str) and len(value) > SUMMARY_CHARS:
+        return f"{value[:SUMMARY_CHARS]}..."
+    return value
+
+
 def is_plain(value: Any) -> bool:
     """A value Neo4j stores as a property: a scalar, or a list of scalars of one type."""
     if isinstance(value, str | int | float | bool):
