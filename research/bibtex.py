@@ -16,7 +16,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateFieldKeyBlock, Entry, String
 
 from crase.errors import UserTextTooLarge
-from crase.research.text_limits import CpuDeadline, check_text_size
+from crase.text_limits import CpuDeadline, check_text_size
 
 MAX_BIBTEX_CHARS = 1_000_000
 MAX_LINE_CHARS = 20_000

@@ -45,9 +45,16 @@ from crase.ingest.pdf_text import is_section_heading, read_pdf
 from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
 from crase.prompts.catalog import data_block, load_prompt
 from crase.research.code_runner import run_python
-from crase.research.text_limits import CpuDeadline, check_text_size, text_pieces
 from crase.run_lifecycle import RunLifecycle
 from crase.settings import ModelEndpoint, ModelSettings
+from crase.text_limits import (
+    CpuDeadline,
+    LinearMatch,
+    LinearPattern,
+    check_text_size,
+    compile_linear,
+    text_pieces,
+)
 from crase.usage import Usage
 
 BlockKind = Literal["code", "pseudocode"]
@@ -60,47 +67,49 @@ MAX_PSEUDOCODE_LINES = 60
 MAX_MODEL_DOCUMENT_CHARS = 24_000  # the paper's text sent to the model, from its start
 MODEL_ROLE = "expert"
 # User text is hostile: the document's size is bounded, a line longer than a listing's is
-# not looked at by the line rules, and the rules and the diagnostics each stop past a CPU
-# deadline. Every pattern below runs in linear time on one line (no two adjacent
-# quantifiers that can match the same characters).
+# not looked at by the line rules, every pattern runs on RE2 (crase.text_limits: linear time,
+# whatever the text), and the rules and the diagnostics each check a CPU deadline at every
+# line or piece they look at.
 MAX_DOCUMENT_CHARS = 2_000_000
 MAX_CODE_LINE_CHARS = 2_000
 MAX_SYNTAX_CHECK_CHARS = 20_000
 PARSE_CPU_S = 5.0
 
-FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+#.-]*)\s*$")
+FENCE = compile_linear(r"^\s*(```|~~~)\s*([\w+#.-]*)\s*$")
 PSEUDO_FENCES = {"pseudocode", "pseudo", "algorithm", "algo"}
-ALGORITHM_HEADING = re.compile(r"^\s*(Algorithm|Procedure)\s+\d+\b", re.IGNORECASE)
-PSEUDO_LINE = re.compile(
+ALGORITHM_HEADING = compile_linear(r"^\s*(Algorithm|Procedure)\s+\d+\b", re.IGNORECASE)
+PSEUDO_LINE = compile_linear(
     r"^\s*(\d+[:.)]\s*)?(input|output|require|ensure|initiali[sz]e|for|foreach|while|repeat|"
     r"until|if|else|elif|end|return|function|procedure|do|then|let|set|compute|update|"
     r"sample|draw|parameters?)\b|←|<-|:=", re.IGNORECASE)
-STRONG_CODE = re.compile(
+STRONG_CODE = compile_linear(
     r"^\s*((def|class)\s+\w+\s*[(:]|import\s+[\w.]+|from\s+[\w.]+\s+import\s|return\b|"
     r"(if|elif|while|for|with|try|except|else|finally)\b.*:\s*$|#include\b)")
-CODE_LINE = re.compile(
-    r"""^\s*(
-      (def|class)\s+\w+\s*[(:]
-    | import\s+[\w.]+ | from\s+[\w.]+\s+import\s
-    | (return|yield|raise|assert|print)\b
-    | (if|elif|while|for|with|try|except|else|finally)\b.*:\s*$
-    | @\w[\w.]*(\(.*\))?\s*$
-    | [\w.\[\]]+(\s*,\s*[\w.\[\]]+)*\s*(=|\+=|-=|\*=|/=)\s*[^=\s].*
-    | [\w.]+\(.*\)\s*;?\s*$
-    | [{}()\[\]]+\s*;?\s*$
-    | \#include\b
-    | (int|float|double|void|auto|let|const|var|function)\s+\w.*[;{]\s*$
-    | \w.*\)\s*;\s*$
-    )""", re.VERBOSE)
-PSEUDO_IO = re.compile(r"\b(input|output|require|ensure)\b", re.IGNORECASE)
+# What a line of code looks like, one form a line.
+CODE_LINE_FORMS = (
+    r"(def|class)\s+\w+\s*[(:]",
+    r"import\s+[\w.]+", r"from\s+[\w.]+\s+import\s",
+    r"(return|yield|raise|assert|print)\b",
+    r"(if|elif|while|for|with|try|except|else|finally)\b.*:\s*$",
+    r"@\w[\w.]*(\(.*\))?\s*$",
+    r"[\w.\[\]]+(\s*,\s*[\w.\[\]]+)*\s*(=|\+=|-=|\*=|/=)\s*[^=\s].*",
+    r"[\w.]+\(.*\)\s*;?\s*$",
+    r"[{}()\[\]]+\s*;?\s*$",
+    r"#include\b",
+    r"(int|float|double|void|auto|let|const|var|function)\s+\w.*[;{]\s*$",
+    r"\w.*\)\s*;\s*$",
+)
+CODE_LINE = compile_linear(r"^\s*(" + "|".join(CODE_LINE_FORMS) + ")")
+PSEUDO_IO = compile_linear(r"\b(input|output|require|ensure)\b", re.IGNORECASE)
 # [ \t] rather than \s: a \s* at a line start would run over every blank line after it.
-PYTHON_HINT = re.compile(r"^[ \t]*(def |class |import |from \S+ import |print\(|elif |return\b)"
-                         r"|:[ \t]*$", re.MULTILINE)
-IMPORT_NAME = re.compile(r"^[ \t]*import[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-FROM_IMPORT_NAME = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b",
-                              re.MULTILINE)
-PIP_INSTALL_NAME = re.compile(r"\bpip3? install\s+([A-Za-z][\w.-]*)")
-DISTRIBUTION_SEPARATORS = re.compile(r"[-_.]+")
+PYTHON_HINT = compile_linear(
+    r"^[ \t]*(def |class |import |from \S+ import |print\(|elif |return\b)|:[ \t]*$",
+    re.MULTILINE)
+IMPORT_NAME = compile_linear(r"^[ \t]*import[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+FROM_IMPORT_NAME = compile_linear(r"^[ \t]*from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b",
+                                  re.MULTILINE)
+PIP_INSTALL_NAME = compile_linear(r"\bpip3? install\s+([A-Za-z][\w.-]*)")
+DISTRIBUTION_SEPARATORS = compile_linear(r"[-_.]+")
 
 FRAMEWORKS: dict[str, str] = {
     "PyTorch": r"\bimport torch\b|\btorch\.\w|\bPyTorch\b",
@@ -245,10 +254,8 @@ def extract_blocks(document: Document) -> list[CodeBlock]:
         prefix = f"page {number}, " if document.kind == "pdf" else ""
         lines = page.splitlines()
         taken = [False] * len(lines)
-        found = fenced_blocks(lines, taken)
-        deadline.check()
-        found += algorithm_blocks(lines, taken)
-        deadline.check()
+        found = fenced_blocks(lines, taken, deadline)
+        found += algorithm_blocks(lines, taken, deadline)
         found += code_line_blocks(lines, taken, deadline)
         for _start, block in sorted(found, key=lambda pair: pair[0]):
             block.where = prefix + block.where
@@ -263,16 +270,17 @@ def span(start: int, end: int) -> str:
     return f"lines {start + 1}-{end + 1}"
 
 
-def fenced_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, CodeBlock]]:
+def fenced_blocks(lines: list[str], taken: list[bool],
+                  deadline: CpuDeadline) -> list[tuple[int, CodeBlock]]:
     found = []
     index = 0
     while index < len(lines):
-        opening = FENCE.match(lines[index])
+        deadline.check()
+        opening = fence_opening(lines[index])
         if opening is None:
             index += 1
             continue
-        close = next((j for j in range(index + 1, len(lines))
-                      if lines[j].strip() == opening.group(1)), None)
+        close = closing_fence(lines, index + 1, opening.group(1), deadline)
         if close is None:
             break  # an unclosed fence: the rest is left to the other rules
         language = opening.group(2).lower() or None
@@ -287,12 +295,39 @@ def fenced_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, CodeBl
     return found
 
 
-def algorithm_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, CodeBlock]]:
+def fence_opening(line: str) -> LinearMatch | None:
+    """The line's match of FENCE; the pattern is not run on a line without a fence
+    (a call costs microseconds, and a document can have a million lines)."""
+    if "```" not in line and "~~~" not in line:
+        return None
+    return FENCE.match(line)
+
+
+def is_algorithm_heading(line: str) -> bool:
+    """Whether the line matches ALGORITHM_HEADING; run only on a line that starts with
+    one of its words."""
+    return (line.lstrip()[:9].lower() in ("algorithm", "procedure")
+            and ALGORITHM_HEADING.match(line) is not None)
+
+
+def closing_fence(lines: list[str], start: int, fence: str,
+                  deadline: CpuDeadline) -> int | None:
+    """The index of the first line from `start` that is `fence` alone; None without one."""
+    for index in range(start, len(lines)):
+        deadline.check()
+        if lines[index].strip() == fence:
+            return index
+    return None
+
+
+def algorithm_blocks(lines: list[str], taken: list[bool],
+                     deadline: CpuDeadline) -> list[tuple[int, CodeBlock]]:
     found = []
     for index, line in enumerate(lines):
-        if taken[index] or not ALGORITHM_HEADING.match(line):
+        deadline.check()
+        if taken[index] or not is_algorithm_heading(line):
             continue
-        end = pseudocode_end(lines, taken, index)
+        end = pseudocode_end(lines, taken, index, deadline)
         if end > index:
             for j in range(index, end + 1):
                 taken[j] = True
@@ -302,14 +337,16 @@ def algorithm_blocks(lines: list[str], taken: list[bool]) -> list[tuple[int, Cod
     return found
 
 
-def pseudocode_end(lines: list[str], taken: list[bool], heading: int) -> int:
+def pseudocode_end(lines: list[str], taken: list[bool], heading: int,
+                   deadline: CpuDeadline) -> int:
     """The last line of the pseudocode under an Algorithm heading: pseudocode-like lines,
     with a short line between two of them allowed (a wrapped step)."""
     end = heading
     limit = min(len(lines), heading + 1 + MAX_PSEUDOCODE_LINES)
     for j in range(heading + 1, limit):
+        deadline.check()
         line = lines[j]
-        if taken[j] or ALGORITHM_HEADING.match(line) or is_section_heading(line):
+        if taken[j] or is_algorithm_heading(line) or is_section_heading(line):
             break
         if PSEUDO_LINE.search(line):
             end = j
@@ -323,8 +360,7 @@ def code_line_blocks(lines: list[str], taken: list[bool],
     found = []
     run: list[int] = []
     for index in [*range(len(lines)), len(lines)]:
-        if index % 1000 == 0:
-            deadline.check()
+        deadline.check()
         line = lines[index] if index < len(lines) else ""
         code_like = index < len(lines) and not taken[index] and is_code_line(line, CODE_LINE)
         if code_like:
@@ -332,11 +368,9 @@ def code_line_blocks(lines: list[str], taken: list[bool],
             continue
         if line.strip() == "" and run and index < len(lines) and not taken[index]:
             continue  # a blank line inside a block
-        if len(run) >= MIN_CODE_LINES and any(is_code_line(lines[i], STRONG_CODE)
-                                              for i in run):
+        if len(run) >= MIN_CODE_LINES and has_strong_line(lines, run, deadline):
             text = "\n".join(lines[run[0]:run[-1] + 1])
-            language = "python" if any(PYTHON_HINT.search(piece)
-                                       for piece in text_pieces(text)) else None
+            language = "python" if any_match(PYTHON_HINT, text, deadline) else None
             found.append((run[0], CodeBlock("code", language, text, span(run[0], run[-1]),
                                             "code-like lines")))
             for j in range(run[0], run[-1] + 1):
@@ -345,9 +379,29 @@ def code_line_blocks(lines: list[str], taken: list[bool],
     return found
 
 
-def is_code_line(line: str, pattern: re.Pattern[str]) -> bool:
-    """A line no listing has (longer than MAX_CODE_LINE_CHARS) is prose, whatever it holds."""
-    return len(line) <= MAX_CODE_LINE_CHARS and pattern.match(line) is not None
+def has_strong_line(lines: list[str], run: list[int], deadline: CpuDeadline) -> bool:
+    """Whether one line of the run is unmistakably code (STRONG_CODE)."""
+    for index in run:
+        deadline.check()
+        if is_code_line(lines[index], STRONG_CODE):
+            return True
+    return False
+
+
+def any_match(pattern: LinearPattern, text: str, deadline: CpuDeadline) -> bool:
+    """Whether `pattern` is found in `text`, searched piece by piece (text_pieces)."""
+    for piece in text_pieces(text):
+        deadline.check()
+        if pattern.search(piece) is not None:
+            return True
+    return False
+
+
+def is_code_line(line: str, pattern: LinearPattern) -> bool:
+    """A line no listing has (longer than MAX_CODE_LINE_CHARS) is prose, whatever it holds;
+    a blank line matches no code pattern, and is not given to one."""
+    return (len(line) <= MAX_CODE_LINE_CHARS and not line.isspace() and line != ""
+            and pattern.match(line) is not None)
 
 
 def check_syntax(block: CodeBlock) -> str:
@@ -380,9 +434,9 @@ class TextScan:
     def __init__(self, deadline: CpuDeadline) -> None:
         self.deadline = deadline
 
-    def first(self, rule: str, text: str, flags: int = 0) -> tuple[str, re.Match[str]] | None:
+    def first(self, rule: str, text: str, flags: int = 0) -> tuple[str, LinearMatch] | None:
         """The first match and the piece of `text` it is in."""
-        pattern = re.compile(rule, flags)
+        pattern = compile_linear(rule, flags)
         for piece in text_pieces(text):
             self.deadline.check()
             match = pattern.search(piece)
@@ -393,7 +447,7 @@ class TextScan:
     def found(self, rule: str, text: str, flags: int = 0) -> bool:
         return self.first(rule, text, flags) is not None
 
-    def findall(self, pattern: re.Pattern[str], text: str) -> set[str]:
+    def findall(self, pattern: LinearPattern, text: str) -> set[str]:
         found: set[str] = set()
         for piece in text_pieces(text):
             self.deadline.check()
@@ -447,9 +501,8 @@ def dependencies(code: str, prose: str, scan: TextScan | None = None) -> list[di
     names = scan.findall(IMPORT_NAME, code) | scan.findall(FROM_IMPORT_NAME, code)
     installs = scan.findall(PIP_INSTALL_NAME, prose)
     rows = []
-    for number, name in enumerate(sorted(names | installs)):
-        if number % 100 == 0:
-            scan.deadline.check()
+    for name in sorted(names | installs):
+        scan.deadline.check()
         source = "import" if name in names else "pip install"
         standard = name in sys.stdlib_module_names
         here = standard or (module_found(name) if source == "import"

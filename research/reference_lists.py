@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from crase.errors import InvalidRequest
 from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
-from crase.research.text_limits import check_text_size
+from crase.text_limits import check_text_size
 
 # The CSV columns read, each under any of the header names people use for it (compared in
 # lower case, spaces around them ignored).

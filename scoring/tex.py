@@ -4,6 +4,9 @@ Raw arXiv abstracts carry inline math (`$O(3)_{\\theta=\\pi}$`), accent macros (
 or the bare `K"ahler` of old listings) and the odd `\\cite{}`. Claims and plans want readable
 words; sentence splitting wants to know where math is, so a period inside `$...$` never ends
 a sentence.
+
+The text is user text (a draft) or stored text (an abstract): every pattern runs on RE2
+(crase.text_limits.compile_linear), linear in the text's length.
 """
 
 import re
@@ -11,11 +14,13 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from crase.text_limits import LinearMatch, compile_linear
+
 # $$...$$, $...$, \[...\], \(...\): display math first so `$$` is not read as two `$`.
-MATH = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.DOTALL)
-REFERENCE_MACRO = re.compile(r"\\(?:cite|ref|eqref|label)\w*\{[^}]*\}")
-SPACING_MACRO = re.compile(r"\\[,;:! ]")
-WHITESPACE = re.compile(r"\s+")
+MATH = compile_linear(r"\$\$.+?\$\$|\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.DOTALL)
+REFERENCE_MACRO = compile_linear(r"\\(?:cite|ref|eqref|label)\w*\{[^}]*\}")
+SPACING_MACRO = compile_linear(r"\\[,;:! ]")
+WHITESPACE = compile_linear(r"\s+")
 
 
 def math_spans(text: str) -> list[tuple[int, int]]:
@@ -50,10 +55,14 @@ def math_content(span: str) -> str:
 ACCENTS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303",
            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
            "c": "\u0327", "k": "\u0328", "r": "\u030a"}
-ACCENTED = re.compile(r"""\\(?:(["'`^~=.])|([uvHckr])(?=[\s{]))\s*"""
-                      r"""(?:\{\s*(\\[ij]|[A-Za-z])\s*\}|(\\[ij]|[A-Za-z]))""")
-# The bare umlaut of old listings (`K"ahler`, `G"odel`), with the letter it goes on.
-BARE_UMLAUT_LETTER = re.compile(r'(?<=[A-Za-z])"([A-Za-z])')
+# Groups: the symbol accent (1) with its braced (2) or bare (3) letter, or the letter
+# accent (4) with its braced (5) or bare (6) letter, a bare one after at least one space.
+ACCENTED = compile_linear(
+    r"""\\(?:(["'`^~=.])\s*(?:\{\s*(\\[ij]|[A-Za-z])\s*\}|(\\[ij]|[A-Za-z]))"""
+    r"""|([uvHckr])(?:\s*\{\s*(\\[ij]|[A-Za-z])\s*\}|\s+(\\[ij]|[A-Za-z])))""")
+# The bare umlaut of old listings (`K"ahler`, `G"odel`): a letter (1), then each `"` with
+# the letter it goes on (2; `a"b"c` has two).
+BARE_UMLAUTS = compile_linear(r'([A-Za-z])((?:"[A-Za-z])+)')
 # Letters TeX writes as macros: \ss, \o, \aa, \l, dotless \i and \j.
 LETTER_MACROS = {"ss": "ß", "o": "ø", "O": "Ø", "aa": "å", "AA": "Å", "ae": "æ", "AE": "Æ",
                  "oe": "œ", "OE": "Œ", "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ"}
@@ -81,10 +90,14 @@ STYLE_MACROS = {"cal", "mathcal", "mathbf", "mathrm", "mathit", "mathbb", "mathf
                 "text", "mbox", "hbox", "widehat", "hat", "widetilde", "tilde", "bar",
                 "overline", "underline", "vec", "dot", "ddot", "left", "right", "big", "Big",
                 "bigg", "Bigg", "displaystyle"}
-ESCAPED = re.compile(r"\\([&%$#_{}])")
-ANY_MACRO = re.compile(r"\\([A-Za-z]+)\*?(\s*)")
+ESCAPED = compile_linear(r"\\([&%$#_{}])")
+ANY_MACRO = compile_linear(r"\\([A-Za-z]+)\*?(\s*)")
 # `_{...}` and `^{...}` without nested braces: their braces carry meaning, the others not.
-SCRIPT_GROUP = re.compile(r"([_^])\{([^{}]*)\}")
+SCRIPT_GROUP = compile_linear(r"([_^])\{([^{}]*)\}")
+# A brace, or one escaped (group 1, kept); the Unicode rendering drops the others.
+BRACE = compile_linear(r"(\\[{}])|[{}]")
+BRACE_OR_DOLLAR = compile_linear(r"[{}$]")
+SPACE_BEFORE_PUNCTUATION = compile_linear(r"\s+([,.;:!?)])")
 # Stand-ins while the text is taken apart: kept braces, and an escaped dollar (which is
 # no math delimiter).
 OPEN_KEPT, CLOSE_KEPT, DOLLAR = "\x01", "\x02", "\x03"
@@ -104,7 +117,7 @@ class Rendering:
 def convert(text: str, rendering: Rendering) -> str:
     text = REFERENCE_MACRO.sub(" ", text.replace("\\$", DOLLAR))
     text = ACCENTED.sub(lambda m: rendering.accent(accented_letter(m), accent_mark(m)), text)
-    text = BARE_UMLAUT_LETTER.sub(lambda m: rendering.accent(m.group(1), ACCENTS['"']), text)
+    text = BARE_UMLAUTS.sub(lambda m: bare_umlauts(m, rendering), text)
     text = SPACING_MACRO.sub(" ", text).replace("~", " ")
     pieces, last = [], 0
     # Macros are replaced span by span: `$\chi$SB` must not read as the macro `\chiSB`.
@@ -121,13 +134,19 @@ def macros(text: str, rendering: Rendering) -> str:
     return ANY_MACRO.sub(lambda m: rendering.macro(m.group(1), m.group(2)), text)
 
 
-def accented_letter(match: re.Match[str]) -> str:
-    letter = match.group(3) or match.group(4)
+def accented_letter(match: LinearMatch) -> str:
+    letter = match.group(2) or match.group(3) or match.group(5) or match.group(6)
     return {"\\i": "i", "\\j": "j"}.get(letter, letter)
 
 
-def accent_mark(match: re.Match[str]) -> str:
-    return ACCENTS[match.group(1) or match.group(2)]
+def accent_mark(match: LinearMatch) -> str:
+    return ACCENTS[match.group(1) or match.group(4)]
+
+
+def bare_umlauts(match: LinearMatch, rendering: Rendering) -> str:
+    marked = match.group(2)
+    return match.group(1) + "".join(rendering.accent(marked[i], ACCENTS['"'])
+                                    for i in range(1, len(marked), 2))
 
 
 # --- Plain words: what claims, plans, embeddings and matching read ------------------------
@@ -137,8 +156,7 @@ PLAIN = Rendering(
     prose=lambda text: text,
     math=lambda content: f" {content} ",
     # Braces and the formulas' `$` go; a space left before punctuation goes with them.
-    finish=lambda text: re.sub(r"\s+([,.;:!?)])", r"\1",
-                               re.sub(r"[{}$]", "", text)),
+    finish=lambda text: SPACE_BEFORE_PUNCTUATION.sub(r"\1", BRACE_OR_DOLLAR.sub("", text)),
 )
 
 
@@ -156,7 +174,7 @@ def unicode_prose(text: str) -> str:
 
 def unicode_finish(text: str) -> str:
     text = SCRIPT_GROUP.sub(script_group, text)
-    text = re.sub(r"(?<!\\)[{}]", "", text)  # grouping and case-protecting braces
+    text = BRACE.sub(lambda m: m.group(1) or "", text)  # grouping, case-protecting braces
     return unicodedata.normalize("NFC", text.replace(OPEN_KEPT, "{").replace(CLOSE_KEPT, "}"))
 
 

@@ -19,6 +19,10 @@ No model is involved, so a claim here is a whole sentence rather than an atomic 
    reduced to plain words. Its type comes from cue words (see `classify_claim`).
 
 Deterministic: the same paper always yields the same claims.
+
+The text is a draft a user sent or an abstract stored from a dataset, so every pattern runs on
+RE2 (crase.text_limits: linear time), the word before a period is looked for in a bounded
+window, and the loop over sentence ends checks a CPU deadline.
 """
 
 import re
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 
 from crase.scoring.claims import Claim, ClaimType, PaperText
 from crase.scoring.tex import mask_math, plain_text
+from crase.text_limits import CpuDeadline, LinearPattern, compile_linear
 from crase.usage import Usage
 
 ABBREVIATIONS = frozenset(
@@ -41,9 +46,16 @@ SENTENCE_OPENERS = frozenset(
     "while although since then next first second third further besides this that".split()
 )
 # Sentence end: punctuation, optional closing quote or bracket, whitespace.
-SENTENCE_END = re.compile(r"[.!?]+[\"')\]$]*\s+")
-WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.*$")
-STRONG_CUE = re.compile(
+SENTENCE_END = compile_linear(r"[.!?]+[\"')\]$]*\s+")
+WORD_BEFORE = compile_linear(r"([A-Za-z][A-Za-z.]*)\.*$")
+# How far before a period its word is looked for: an abbreviation or an initial is far
+# shorter, and a longer word is neither however it ends (bounds the work per sentence end).
+WORD_BEFORE_WINDOW = 40
+CLAUSE_BREAK = compile_linear(r";\s+")
+LETTERS = compile_linear(r"[A-Za-z]+")
+# The CPU time one text's sentences may take: a two-megabyte text splits in well under it.
+SPLIT_CPU_S = 5.0
+STRONG_CUE = compile_linear(
     r"\b(?:we|i)\s+(?:also\s+|then\s+|further\s+|here\s+|explicitly\s+|first\s+|now\s+)?"
     r"(?:show|prove|demonstrate|find|propose|present|introduce|derive|compute|calculate|"
     r"obtain|construct|develop|establish|argue|conjecture|predict|determine|identify|report|"
@@ -51,7 +63,7 @@ STRONG_CUE = re.compile(
     r"classify|evaluate|measure|achieve|point out|suggest|exhibit|verify|confirm|apply)\b",
     re.IGNORECASE,
 )
-WEAK_CUE = re.compile(
+WEAK_CUE = compile_linear(
     r"\b(?:we|i)\s+(?:also\s+|then\s+|further\s+|here\s+|briefly\s+|first\s+)?"
     r"(?:study|investigate|consider|discuss|describe|review|analy[sz]e|examine|explore|"
     r"use|employ|focus|address|treat|comment|summari[sz]e|outline)\b"
@@ -60,32 +72,32 @@ WEAK_CUE = re.compile(
     r"|\b(?:are|is)\s+(?:shown|proved|found)\s+to\b|\bour\s+(?:results?|analysis|method)\b",
     re.IGNORECASE,
 )
-FIRST_PERSON = re.compile(r"\b(?:we|our|us|i)\b", re.IGNORECASE)
+FIRST_PERSON = compile_linear(r"\b(?:we|our|us|i)\b", re.IGNORECASE)
 
-TYPE_CUES: dict[ClaimType, re.Pattern[str]] = {
-    "THEORETICAL": re.compile(
+TYPE_CUES: dict[ClaimType, LinearPattern] = {
+    "THEORETICAL": compile_linear(
         r"\b(?:prove[ds]?|proof|theorem|lemma|derive[ds]?|derivation|analytic\w*|exact(?:ly)?|"
         r"equations?|symmetr\w+|dualit\w+|conjecture\w*|formula\w*|invarian\w+|algebra\w*|"
         r"argue[ds]?|holds?|equivalen\w+|lagrangian|hamiltonian|solutions?|closed[- ]form|"
         r"bound|theor\w+|compute[ds]?|calculat\w+)\b", re.IGNORECASE),
-    "METHODOLOGICAL": re.compile(
+    "METHODOLOGICAL": compile_linear(
         r"\b(?:propose[ds]?|introduce[ds]?|develop\w*|construct\w*|method\w*|approach\w*|"
         r"techniques?|algorithms?|framework|formalism|procedure|scheme|prescription|using|"
         r"based on|by means of|apply|applied|implement\w*|design\w*|architecture|pipeline|"
         r"tool\w*|model(?:s|ing|ling)?|benchmark)\b", re.IGNORECASE),
-    "EMPIRICAL": re.compile(
+    "EMPIRICAL": compile_linear(
         r"\b(?:observ\w+|measure\w*|data(?:set)?s?|experiment\w*|numerical\w*|simulat\w+|"
         r"lattice|accuracy|outperform\w*|empirical\w*|percent|agreement|agrees?|fit(?:s|ted)?|"
         r"estimate[ds]?|evaluat\w+|statistic\w*|sample[ds]?|per cent)\b|\d+(?:\.\d+)?\s?%",
         re.IGNORECASE),
-    "CONTEXTUAL": re.compile(
+    "CONTEXTUAL": compile_linear(
         r"\b(?:recent(?:ly)?|well[- ]known|has been|have been|is known|widely|review\w*|"
         r"overview|motivat\w+|long[- ]standing|traditional\w*|much attention|progress|"
         r"survey\w*|challeng\w+|open (?:problem|question)s?|important|interest)\b",
         re.IGNORECASE),
 }
 TYPE_ORDER: tuple[ClaimType, ...] = ("THEORETICAL", "METHODOLOGICAL", "EMPIRICAL", "CONTEXTUAL")
-LEADING_ENUMERATOR = re.compile(r"^(?:\(?\d+(?:\.\d+)*[.)]|\([a-z]\))\s+")
+LEADING_ENUMERATOR = compile_linear(r"^(?:\(?\d+(?:\.\d+)*[.)]|\([a-z]\))\s+")
 
 MAX_CLAIMS = 5
 BASE_CLAIMS = 4
@@ -104,12 +116,15 @@ class Sentence:
     score: float
 
 
-def split_sentences(text: str) -> list[tuple[int, str]]:
-    """(offset, verbatim sentence) pairs; offsets index `text`."""
+def split_sentences(text: str, deadline: CpuDeadline | None = None) -> list[tuple[int, str]]:
+    """(offset, verbatim sentence) pairs; offsets index `text`. ParseDeadlineExceeded past
+    `deadline` (by default SPLIT_CPU_S for this text)."""
+    deadline = deadline or CpuDeadline(SPLIT_CPU_S, "the sentences of a text")
     masked = mask_math(text)
     sentences: list[tuple[int, str]] = []
     start = 0
     for match in SENTENCE_END.finditer(masked):
+        deadline.check()
         end = match.end()
         if end >= len(masked) or not ends_sentence(masked, match.start(), end):
             continue
@@ -123,7 +138,7 @@ def split_clauses(offset: int, sentence: str) -> list[tuple[int, str]]:
     """A sentence cut at semicolons (outside math) when every part keeps five words or
     more: "we compute X; we find Y" holds two claims."""
     masked = mask_math(sentence)
-    cuts = [m.end() for m in re.finditer(r";\s+", masked)]
+    cuts = [m.end() for m in CLAUSE_BREAK.finditer(masked)]
     if not cuts:
         return [(offset, sentence)]
     bounds = [0, *cuts, len(sentence)]
@@ -142,7 +157,7 @@ def ends_sentence(masked: str, stop: int, next_start: int) -> bool:
         return False
     if masked[stop] != ".":
         return True
-    word = WORD_BEFORE.search(masked[:stop])
+    word = WORD_BEFORE.search(masked[max(0, stop - WORD_BEFORE_WINDOW):stop])
     if word is None:
         return True
     token = word.group(1)
@@ -153,7 +168,7 @@ def ends_sentence(masked: str, stop: int, next_start: int) -> bool:
 
 
 def next_word(text: str, start: int) -> str:
-    match = re.match(r"[A-Za-z]+", text[start:start + 40])
+    match = LETTERS.match(text[start:start + 40])
     return match.group(0) if match else ""
 
 
