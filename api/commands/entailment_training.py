@@ -15,8 +15,8 @@ TRAINING_FILES = ("scinli/train_1.tsv", "scinli/train_2.tsv")
 DEV_FILES = {"scinli_dev": "scinli/dev.csv", "mscinli_dev": "mscinli/dev.csv"}
 # The shipped model's options (models/claim_pair_models/minilm-int8-scinli.json); the
 # flags' defaults, so the documented command rebuilds that file byte for byte.
-SHIPPED = {"hidden_units": 0, "epochs": 10, "mined_weight": 0.5, "neutral_share": 0.3,
-           "seed": 0}
+SHIPPED = {"hidden_units": 64, "epochs": 8, "l2": 1e-3, "mined_weight": 0.3,
+           "neutral_share": 0.3, "seed": 0}
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -39,6 +39,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                             f"{SHIPPED['hidden_units']})")
     train.add_argument("--epochs", type=int, default=SHIPPED["epochs"],
                        help=f"passes over the training pairs (default {SHIPPED['epochs']})")
+    train.add_argument("--l2", type=float, default=SHIPPED["l2"],
+                       help=f"L2 penalty on the dense weights (default {SHIPPED['l2']})")
     train.add_argument("--mined-weight", type=float, default=SHIPPED["mined_weight"],
                        help="weight of a mined pair against a human-labelled one (default "
                             f"{SHIPPED['mined_weight']})")
@@ -76,7 +78,7 @@ def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
         abstracts = itertools.islice(read_abstracts(papers), args.limit)
         training += mine_pairs(abstracts, f"mined:{papers.parent.name}", args.neutral_share,
                                args.seed)
-    options = TrainingOptions(hidden_units=args.hidden_units, epochs=args.epochs,
+    options = TrainingOptions(hidden_units=args.hidden_units, epochs=args.epochs, l2=args.l2,
                               mined_weight=args.mined_weight, seed=args.seed)
     description = {"training_files": list(TRAINING_FILES),
                    "mined_from": [f"{p.parent.name}/{p.name}" for p in args.mine],

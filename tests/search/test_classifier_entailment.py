@@ -1,17 +1,22 @@
 """The claim-pair classifier as the search's entailment backend, against the real database:
 a real coverage-weighted search stores one matrix per scored edge under the classifier's
 name and version, the cosine scorer's matrices are never read as its own, and `crase score`
-backfills the corpus with it."""
+backfills the corpus with it, and the human-validation export and report read its edges."""
+
+import csv
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from crase.api.cli import main
 from crase.graph import Graph
+from crase.research.edge_validation import SHEET_COLUMNS
 from crase.search.grounding import read_claims
 from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
-from crase.search.roles.classifier_entailment import SCORER_NAME
+from crase.search.roles.classifier_entailment import SCORER_NAME, ClassifierEntailmentScorer
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import ModelSettings, SearchSettings, Settings
@@ -68,7 +73,7 @@ def test_a_search_stores_the_classifier_s_matrix_on_every_edge(
 
 
 def test_crase_score_backfills_the_corpus_with_the_classifier(
-        graph: Graph, cli_env: object, capsys: pytest.CaptureFixture[str]) -> None:
+        graph: Graph, cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     load_sample_slice(graph, 120)
     with graph.driver.session() as session:
         edges = session.run("MATCH ()-[r:CITES]->() RETURN count(r) AS n").single()["n"]
@@ -81,3 +86,28 @@ def test_crase_score_backfills_the_corpus_with_the_classifier(
     assert all(e["rows"] * e["cols"] == len(e["matrix"]) for e in stored)
     assert main(["score", "--entailment-scorer", "classifier"]) == 0
     assert "scored 0 of 0 unscored edges" in capsys.readouterr().out
+
+    # The human-validation export, import and report of the classifier's corpus.
+    scorer = f"{SCORER_NAME}@{stored[0]['version']}"
+    threshold = str(ClassifierEntailmentScorer().threshold)
+    out = cli_env / "validation"
+    assert main(["validate", "export", "--corpus", "--scorer", scorer, "--theta", threshold,
+                 "--tau", "0.5", "--edges", "4", "--annotators", "A", "B",
+                 "--out", str(out)]) == 0
+    assert "4 edges" in capsys.readouterr().out
+    key = json.loads((out / "key.json").read_text())
+    assert key["source"]["scorer"] == scorer
+    for annotator in ("A", "B"):
+        sheet = out / f"annotator_{annotator}.csv"
+        with sheet.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        for row in rows:
+            row["label"] = key["items"][row["item_id"]]["decision"]
+        with sheet.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=SHEET_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+    assert main(["validate", "import", str(out), str(out / "annotator_A.csv"),
+                 str(out / "annotator_B.csv")]) == 0
+    assert main(["validate", "report", str(out)]) == 0
+    assert "| Unanimous agreement | 100.0% |" in capsys.readouterr().out
