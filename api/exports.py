@@ -7,7 +7,9 @@ its JSON; the other formats add them on request (`related`), after the results, 
 why it is listed and a keyword (a tag in Zotero) naming its list.
 
 BibTeX keeps the TeX of titles and names (brace-protected, so a style does not
-lower-case them); CSV and RIS, read by people and spreadsheets, carry plain Unicode
+lower-case them), escaped so that bibtexparser (which skips a brace after a backslash) and
+classic BibTeX (which counts every brace) end each field at the same place: see
+`bibtex_value`. CSV and RIS, read by people and spreadsheets, carry plain Unicode
 (crase.scoring.tex.tex_to_unicode); JSON carries the fields as the graph holds them.
 """
 
@@ -16,6 +18,7 @@ import io
 import json
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from crase.ingest.records import NAME_SUFFIX
 from crase.paper_links import best_link, paper_links
 from crase.scoring.tex import tex_to_unicode
+from crase.text_limits import compile_linear
 
 if TYPE_CHECKING:
     from crase.api.runs import TrackedRun
@@ -56,7 +60,13 @@ READABLE_FIELDS = ("title", "abstract", "venue", "journal_ref")
 VERBATIM_FIELDS = ("url", "doi")
 # A spreadsheet runs a cell that starts with one of these as a formula.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-LATEX_SPECIAL = re.compile(r"(?<!\\)([&%#])")
+# Characters TeX reads as commands that a title means literally.
+LATEX_SPECIAL = frozenset("&%#")
+# Literal braces written without a brace after a backslash, for when the escaped form
+# `\{`, `\}` would make the two readers count braces differently.
+BRACE_WORDS = {"{": r"\textbraceleft{}", "}": r"\textbraceright{}"}
+WORD_AND = compile_linear(r"\band\b", re.IGNORECASE)
+NOT_ASCII_LETTER_OR_DIGIT = compile_linear(r"[^A-Za-z0-9]")
 
 
 @dataclass(frozen=True)
@@ -184,7 +194,7 @@ def bibtex_authors(authors: list[str]) -> str | None:
         words = name.split()
         if len(words) > 2 and NAME_SUFFIX.match(words[-1]) and "," not in name:
             name = f"{words[-2]}, {words[-1]}, {' '.join(words[:-2])}"
-        if re.search(r"\band\b", name, re.IGNORECASE):
+        if WORD_AND.search(name):
             name = f"{{{name}}}"
         names.append(bibtex_value(name))
     return " and ".join(names) or None
@@ -200,29 +210,71 @@ def bibtex_key(paper: dict[str, Any]) -> str:
 
 def ascii_letters(text: str) -> str:
     plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^A-Za-z0-9]", "", plain)
+    return NOT_ASCII_LETTER_OR_DIGIT.sub("", plain)
 
 
 def bibtex_value(value: Any) -> str:
-    text = " ".join(str(value).split())
-    text = LATEX_SPECIAL.sub(r"\\\1", text)
-    if not braces_balance(text):
-        # An unbalanced brace would end the field early; escape them all instead.
-        text = text.replace("{", r"\{").replace("}", r"\}")
-    return text
+    """`value` as the text of a BibTeX field, read to the same end by bibtexparser, which
+    skips a brace after a backslash, and by classic BibTeX, which counts every brace: no
+    brace follows a backslash unless both readers' counts stay balanced, and no backslash
+    ends the text (it would escape the field's closing brace for bibtexparser).
+
+    TeX in the value stays (`$\\alpha$`, `K\\"ahler`, balanced `{...}` groups); `&`, `%`
+    and `#` are escaped. Unbalanced grouping braces are shown as literal braces, and
+    literal braces (`\\{`, `\\}`) that are not balanced among themselves are written
+    `\\textbraceleft{}` and `\\textbraceright{}`; a lone backslash at the end is
+    `\\textbackslash{}`."""
+    tokens = list(tex_tokens(" ".join(str(value).split())))
+    groups_balance = braces_balance(token for token in tokens if token in ("{", "}"))
+    tokens = [token if groups_balance or token not in ("{", "}") else "\\" + token
+              for token in tokens]
+    literals_balance = braces_balance(token[1] for token in tokens
+                                      if token in ("\\{", "\\}"))
+    out: list[str] = []
+    for token in tokens:
+        if token in ("\\{", "\\}") and not literals_balance:
+            token = BRACE_WORDS[token[1]]
+        elif token == "\\":
+            token = r"\textbackslash{}"
+        elif token in LATEX_SPECIAL:
+            token = "\\" + token
+        if out and out[-1] == "\\\\" and token[0] in "{}":
+            out.append(" ")  # `\\` then a brace: bibtexparser would skip that brace
+        out.append(token)
+    if out and out[-1] == "\\\\":
+        out.append(" ")  # the field's closing brace must not follow a backslash
+    return "".join(out)
+
+
+def tex_tokens(text: str) -> Iterator[str]:
+    """`text` cut into what a backslash starts (a control word `\\alpha`, a control
+    symbol `\\{`, or `\\` alone at the end) and single characters."""
+    index = 0
+    while index < len(text):
+        if text[index] != "\\":
+            yield text[index]
+            index += 1
+            continue
+        end = index + 1
+        while end < len(text) and text[end].isascii() and text[end].isalpha():
+            end += 1
+        end = max(end, min(index + 2, len(text)))
+        yield text[index:end]
+        index = end
 
 
 def verbatim_value(value: Any) -> str:
-    # URLs and DOIs are read verbatim (`\url`): a `\%` there would be a wrong address.
-    text = " ".join(str(value).split())
+    # URLs and DOIs are read verbatim (`\url`): a `\%` there would be a wrong address; a
+    # backslash, which a URL cannot hold, and unbalanced braces are percent-encoded.
+    text = " ".join(str(value).split()).replace("\\", "%5C")
     return text if braces_balance(text) else text.replace("{", "%7B").replace("}", "%7D")
 
 
-def braces_balance(text: str) -> bool:
+def braces_balance(braces: Iterable[str]) -> bool:
+    """Whether the braces among `braces` (characters or tokens) open before they close and
+    all close."""
     depth = 0
-    for index, char in enumerate(text):
-        if index and text[index - 1] == "\\":
-            continue
+    for char in braces:
         depth += {"{": 1, "}": -1}.get(char, 0)
         if depth < 0:
             return False

@@ -187,9 +187,59 @@ def test_bibtex_urls_are_not_escaped() -> None:
 
 
 def test_bibtex_unbalanced_braces_are_escaped() -> None:
-    assert bibtex_value("a } b {") == r"a \} b \{"
+    # `\}` and `\{` alone: classic BibTeX counts those braces (the field ended at `\}`).
+    assert bibtex_value("a } b {") == r"a \textbraceright{} b \textbraceleft{}"
     assert bibtex_value("$\\alpha$ {ok}") == "$\\alpha$ {ok}"
     assert bibtex_value("already \\& done") == "already \\& done"
+    assert bibtex_value("$\\{x\\}$") == "$\\{x\\}$"  # balanced literal braces stay
+
+
+def classic_bibtex(text: str) -> dict[str, dict[str, str]]:
+    """Fields of each entry as classic BibTeX reads brace-delimited values: every brace
+    counts, a backslash escapes nothing (bibtex.web, scan_balanced_braces)."""
+    entries: dict[str, dict[str, str]] = {}
+    for chunk in text.split("\n@")[0:]:
+        chunk = chunk.lstrip("@")
+        key_end = chunk.index(",")
+        key = chunk[chunk.index("{") + 1:key_end]
+        fields, index = {}, key_end + 1
+        while True:
+            equals = chunk.find("=", index)
+            if equals < 0:
+                break
+            name = chunk[index:equals].strip(" ,\n")
+            start = chunk.index("{", equals)
+            depth, end = 0, start
+            for end in range(start, len(chunk)):
+                depth += {"{": 1, "}": -1}.get(chunk[end], 0)
+                if depth == 0:
+                    break
+            fields[name] = chunk[start + 1:end]
+            index = end + 1
+        entries[key] = fields
+    return entries
+
+
+# Titles that broke an entry: a backslash at the end escaped the field's closing brace
+# for bibtexparser, which then read the rest of the entry as the title; `{{evil\}}` made it
+# drop the entry; a literal brace alone made classic BibTeX end the field early.
+HOSTILE_TITLES = ["Strings end here \\", "{{evil\\}}", "a \\} b", "open \\{ only",
+                  "two \\\\", "line\\\\{break}", "} backwards {", "{", "\\", "$\\{x\\}$ {ok}"]
+
+
+@pytest.mark.parametrize("title", HOSTILE_TITLES)
+def test_both_bibtex_readers_read_a_hostile_title_as_written(title: str) -> None:
+    paper = {**PAPER, "title": title, "abstract": title, "authors": ["Ana Żółć", title]}
+    text = to_bibtex({"id": "run1"}, [paper, {**PAPER, "id": "9901002"}])
+    modern, classic = parsed_bibtex(text), classic_bibtex(text)
+    assert list(modern) == list(classic) == ["Zoc1999_9901001", "Zoc1999_9901002"]
+    for key, fields in modern.items():
+        assert fields == classic[key]
+        assert fields["note"].startswith("Crase run run1, rank 1")
+    written = modern["Zoc1999_9901001"]
+    assert written["title"] == "{" + bibtex_value(title) + "}"
+    assert written["abstract"] == bibtex_value(title)
+    assert not bibtex_value(title).endswith("\\")
 
 
 def test_bibtex_key_without_authors_or_year() -> None:
