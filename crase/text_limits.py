@@ -107,8 +107,12 @@ def unicode_escape(letter: str, in_class: bool) -> str:
         return "\\" + letter
     if letter.islower():
         return members if in_class else f"[{members}]"
-    # A negated class inside a class has no RE2 spelling: RE2's ASCII one stays there.
-    return "\\" + letter if in_class else f"[^{members}]"
+    if in_class:
+        # RE2 has no spelling of a negated Unicode class inside a class (`[^\W_]`), and
+        # its own `\W` there is ASCII: a letter would silently stop being a letter.
+        raise ValueError(f"compile_linear cannot read \\{letter} inside a character class; "
+                         "write the class out (`[^\\W_]` is `[\\p{L}\\p{N}]`)")
+    return f"[^{members}]"
 
 
 

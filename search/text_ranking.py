@@ -12,7 +12,7 @@ is BM25's alone.
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -35,8 +35,11 @@ IDEOGRAPHS = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0
 TERM = re.compile(rf"[{IDEOGRAPHS}]|[^\W_{IDEOGRAPHS}]+|[^\s\w\x00-\x7f]")
 WORD = re.compile(r"[^\W_]")  # a letter or digit: something the analyzer keeps
 # Lucene refuses a query of more than 1024 clauses, and each term is one clause per
-# indexed field (title, abstract): 256 distinct terms stay well inside the limit.
+# indexed field (title, abstract): 256 distinct terms stay well inside the limit. A repeated
+# term is a clause again each time (5,000 of one word were refused), so the query also ends
+# at MAX_QUERY_OCCURRENCES terms in all.
 MAX_QUERY_TERMS = 256
+MAX_QUERY_OCCURRENCES = 512
 RRF_K = 60
 BM25_WEIGHT = 0.5
 VECTOR_INDEX = "paper_embedding"  # cypher/schema/09_paper_embedding.cypher
@@ -69,27 +72,44 @@ def escape_lucene(text: str) -> str:
     """Any text as a Lucene query of plain words, the one way user text reaches the index:
     the operator words in lower case (the analyzer lower-cases anyway), every syntax
     character escaped, white space collapsed, and the text cut where it would pass
-    MAX_QUERY_TERMS distinct terms (Lucene would refuse the query). Text without a word
-    gives a query that matches nothing; text without anything gives ""."""
+    MAX_QUERY_TERMS distinct terms or MAX_QUERY_OCCURRENCES terms in all (Lucene would
+    refuse the query). Text without a word gives a query that matches nothing; text
+    without anything gives ""."""
     words: list[str] = []
-    terms: set[str] = set()
+    terms = QueryTerms()
     for word in text.split():
         kept = take_terms(word, terms)
         if kept:
             words.append(escape_word(kept))
+        if terms.full:
+            break
     return " ".join(words)
 
 
-def take_terms(word: str, terms: set[str]) -> str:
-    """The word, or its beginning up to its first new term past MAX_QUERY_TERMS; adds the
-    new terms it keeps to `terms` (a repeated term costs nothing: Lucene merges repeats)."""
+@dataclass
+class QueryTerms:
+    """The terms a query has kept so far: which, and how many in all."""
+
+    distinct: set[str] = field(default_factory=set)
+    count: int = 0
+
+    @property
+    def full(self) -> bool:
+        return self.count >= MAX_QUERY_OCCURRENCES
+
+    def admits(self, term: str) -> bool:
+        return not self.full and (term in self.distinct or len(self.distinct) < MAX_QUERY_TERMS)
+
+
+def take_terms(word: str, terms: QueryTerms) -> str:
+    """The word, or its beginning up to its first term past MAX_QUERY_TERMS distinct ones or
+    MAX_QUERY_OCCURRENCES in all; adds the terms it keeps to `terms`."""
     for match in TERM.finditer(word):
         term = match.group().lower()
-        if term in terms:
-            continue
-        if len(terms) >= MAX_QUERY_TERMS:
+        if not terms.admits(term):
             return word[:match.start()]
-        terms.add(term)
+        terms.distinct.add(term)
+        terms.count += 1
     return word
 
 

@@ -10,6 +10,7 @@ from crase.models.minilm import MiniLmEncoder
 from crase.models.paper_encoders import ENCODER_NAMES
 from crase.search.text_ranking import (
     BM25_WEIGHT,
+    MAX_QUERY_OCCURRENCES,
     MAX_QUERY_TERMS,
     check_vector_encoder,
     escape_lucene,
@@ -98,8 +99,8 @@ def test_a_long_query_keeps_only_the_terms_lucene_accepts() -> None:
     words = [f"w{i}" for i in range(2000)]
     escaped = escape_lucene(" ".join(words)).split()
     assert escaped == words[:MAX_QUERY_TERMS]
-    # Repeats cost nothing: each distinct term counts once.
-    assert escape_lucene("brane " * 1000).split() == ["brane"] * 1000
+    # A repeat is a clause again: the query ends at MAX_QUERY_OCCURRENCES terms in all.
+    assert escape_lucene("brane " * 1000).split() == ["brane"] * MAX_QUERY_OCCURRENCES
     # A word of many terms is cut inside: ideographs and hyphenated parts are terms each.
     ideographs = "".join(chr(0x4E00 + i) for i in range(2000))
     assert escape_lucene("x " + ideographs) == "x " + ideographs[:MAX_QUERY_TERMS - 1]
@@ -137,6 +138,9 @@ def test_queries_past_the_clause_limit_still_search(graph: Graph) -> None:
     search_hits(graph, "".join(chr(0x4E00 + i) for i in range(2000)), 10, [])  # ideographs
     search_hits(graph, "x" + "".join(chr(0x1F300 + i) for i in range(700)), 10, [])  # emoji
     search_hits(graph, "-".join(f"a{i}" for i in range(1500)), 10, [])  # one word, many terms
+    # A repeated term is a clause each time: 5,000 of one word was refused (a 500).
+    assert search_hits(graph, "tachyon " * 5_000, 10, [])
+    search_hits(graph, "\\[ x" * 5_000, 10, [])
 
 
 def test_vectors_of_another_encoder_are_refused_until_re_embedded(
