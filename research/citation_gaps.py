@@ -22,6 +22,7 @@ notes are the reason. Without an endpoint the offline path's reasons stand and t
 says so.
 """
 
+import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,6 +48,9 @@ from crase.settings import ModelEndpoint, ModelSettings
 STAGES = ("references", "candidates", "evidence", "assess", "record")
 REFERENCE_BONUS = 0.05
 MAX_REFERENCE_LINKS = 3
+# The most passages of one draft: a 20,000-character draft of prose has 150 to 200
+# sentences, so its passages stay at `passage_sentences` sentences.
+MAX_PASSAGES = 100
 MIN_REFERENCE_LINKS = 2  # a citation-route candidate is linked to this many references
 NEIGHBOURS_PER_REFERENCE = 200
 
@@ -69,7 +73,8 @@ class GapRequest(BaseModel):
     pool: int = Field(20, ge=1, le=100, description="Text hits read per passage")
     max_candidates: int = Field(200, ge=1, le=1000,
                                 description="Most candidates whose sentences are embedded")
-    passage_sentences: int = Field(2, ge=1, le=20, description="Sentences per passage")
+    passage_sentences: int = Field(2, ge=1, le=20, description="Sentences per passage "
+                                   f"(more where the draft would have over {MAX_PASSAGES})")
     min_similarity: float = Field(0.35, ge=-1.0, le=1.0,
                                   description="Least cosine between a passage and evidence")
 
@@ -179,9 +184,12 @@ def reference_items(request: GapRequest) -> list[ReferenceItem]:
 
 
 def cut_passages(draft: str, size: int) -> list[Passage]:
-    """Runs of `size` sentences that hold a word, with their offsets in the draft."""
+    """Runs of `size` sentences that hold a word, with their offsets in the draft; longer
+    runs where `size` would give more than MAX_PASSAGES, since each passage costs a text
+    search and an embedding (3,499 sentences of two letters took 52 s)."""
     sentences = [(start, text) for start, text in split_sentences(draft)
                  if has_searchable_word(text)]
+    size = max(size, math.ceil(len(sentences) / MAX_PASSAGES))
     return [Passage(index=number, start=sentences[i][0],
                     text=" ".join(text for _, text in sentences[i:i + size]))
             for number, i in enumerate(range(0, len(sentences), size))]
