@@ -1,7 +1,7 @@
 """Adversarial probe against a disposable Neo4j and `crase serve` processes this script
 starts itself, on loopback only.
 
-    python -m crase.bench.probe [--only round1 2 3 4 5 7 8 9 10] [--searches 50]
+    python -m crase.bench.probe [--only round1 2 3 4 5 7 8 9 10 stalls] [--searches 50]
 
 It loads the repository's sample corpus and tries each group of cases; a case holds when
 the service does what it should, and fails otherwise. Prints one table (cases tried, held,
@@ -21,6 +21,10 @@ failed, with a note per failure); exits 1 when any case failed. Needs the jars
   session cookie is a signed token, revoked at logout; 9 a second server leaves the live
   runs of the first alone; 10 a burst of searches beyond the queue bound is answered 429
   or 503 with Retry-After.
+
+- stalls (issue 45): user text that stalled every route (a draft to POST /citation-gaps, a
+  document to POST /code-extract), each answered within 30 s while /health stays under
+  1 s (bench/probe_user_text.py).
 
 Every case is bounded: the loops are short, each wait has a deadline, and whatever a case
 starts (servers, the processes a code block leaves behind) is stopped by its pid.
@@ -47,6 +51,7 @@ from typing import Any
 
 import httpx
 
+from crase.bench import probe_user_text as user_text
 from crase.bench.api_load import API_KEY, start_server, stop_server, wait_until_healthy
 from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer, free_port
 from crase.database import Neo4jServer
@@ -851,7 +856,16 @@ def summarise(cases: list[Case]) -> int:
     return 1 if failed else 0
 
 
-GROUPS = ("round1", "2", "3", "4", "5", "7", "8", "9", "10")
+GROUPS = ("round1", "2", "3", "4", "5", "7", "8", "9", "10", "stalls")
+
+
+def round_stalls(database: DatabaseSettings, work: Path) -> list[Case]:
+    """Issue 45's user text that stalled every route (bench/probe_user_text.py)."""
+    stalls = Case(f"stalls: answer < {user_text.ANSWER_BUDGET_S:.0f} s, "
+                  f"/health < {user_text.HEALTH_BUDGET_S:.0f} s")
+    with probe_server(database, work / "server-stalls", {}) as server:
+        user_text.probe_stalls(stalls, server.url)
+    return [stalls]
 
 
 def round_one(graph: Graph, settings: Settings, database: DatabaseSettings, work: Path,
@@ -922,6 +936,8 @@ def main(argv: list[str] | None = None) -> int:
             if "round1" in only:
                 cases += round_one(graph, settings, database, work, args.searches)
             cases += round_two(graph, database, work, only, args.burst)
+            if "stalls" in only:
+                cases += round_stalls(database, work)
         finally:
             graph.close()
     return summarise(cases)
