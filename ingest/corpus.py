@@ -130,9 +130,12 @@ def read_lines(handle: BinaryIO,
         number += 1
         offset += len(chunk)
         if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
-            skipped, size = skip_rest_of_line(handle)
+            skipped, size, rest = skip_rest_of_line(handle)
             offset += skipped
             yield number, offset, HugeLine(chunk[:HEAD_BYTES], len(chunk) + size, max_bytes)
+            if rest is not None:  # a CR alone ended it: the file's breaks are CRs
+                yield from lines_at_any_break(rest, handle, max_bytes, number, offset)
+                return
             continue
         yield number, offset, chunk.rstrip(b"\r\n")
 
@@ -144,6 +147,7 @@ def has_lone_return(chunk: bytes) -> bool:
 
 
 LINE_BREAK = re.compile(rb"\r\n?|\n")
+NEWLINE = ord("\n")
 
 
 def lines_at_any_break(buffer: bytes, handle: BinaryIO, max_bytes: int, number: int,
@@ -183,14 +187,29 @@ def lines_at_any_break(buffer: bytes, handle: BinaryIO, max_bytes: int, number: 
             yield number, offset, data
 
 
-def skip_rest_of_line(handle: BinaryIO) -> tuple[int, int]:
-    """Read past the rest of a line: the bytes read, and those before the line break."""
+def skip_rest_of_line(handle: BinaryIO) -> tuple[int, int, bytes | None]:
+    """Read past the rest of a line: the bytes read, those before the line break, and
+    (where a CR alone ended the line) the bytes read past it, which start the next line."""
     skipped = 0
     while True:
         chunk = handle.readline(READ_BUFFER)
+        lone = lone_return_at(chunk)
+        if lone is not None:
+            return skipped + lone + 1, skipped + lone, chunk[lone + 1:]
         skipped += len(chunk)
         if not chunk or chunk.endswith(b"\n"):
-            return skipped, skipped - len(chunk) + len(chunk.rstrip(b"\r\n"))
+            return skipped, skipped - len(chunk) + len(chunk.rstrip(b"\r\n")), None
+
+
+def lone_return_at(chunk: bytes) -> int | None:
+    """Where the first CR not followed by LF is inside a chunk, if anywhere (a CR at its
+    very end is left for the next chunk's first byte to tell)."""
+    at = chunk.find(b"\r")
+    while at != -1 and at + 1 < len(chunk):
+        if chunk[at + 1] != NEWLINE:
+            return at
+        at = chunk.find(b"\r", at + 2)
+    return None
 
 
 def huge_row_reject(line: HugeLine, file: str, number: int) -> Reject:

@@ -85,3 +85,11 @@ def test_a_dataset_shard_with_cr_breaks_keeps_every_work(tmp_path: Path) -> None
     report = stage_openalex(tmp_path / "works", tmp_path / "staged", DatasetFilter(),
                             DEFAULT_LIMITS, 1_000_000)
     assert (report.kept, report.rejected) == (4, 0)
+
+
+def test_a_cr_file_whose_first_line_is_huge_reads_the_lines_after_it() -> None:
+    data = b"x" * 5_000 + b"\rafter\rnext\r"
+    read = lines_of(data, max_bytes=100)
+    assert [(n, end) for n, end, _ in read] == [(1, 5_001), (2, 5_007), (3, 5_012)]
+    assert isinstance(read[0][2], HugeLine) and read[0][2].size == 5_000
+    assert [line for _, _, line in read[1:]] == [b"after", b"next"]
