@@ -13,7 +13,7 @@ the same file to the last byte (tests/research/test_claim_pair_training.py).
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -169,13 +169,16 @@ def initial_params(features: int, options: TrainingOptions,
     return params
 
 
+Gathered = tuple[IntArray, IntArray, FloatArray]
+
+
 def forward(params: dict[str, FloatArray], x: FloatArray, table: PairTable,
-            rows: IntArray) -> tuple[FloatArray, FloatArray, list[tuple[IntArray, ...]]]:
+            rows: IntArray) -> tuple[FloatArray, FloatArray, list[Gathered]]:
     """(logits, hidden activations, each side's gathered words) of the batch's pairs."""
-    hidden = (np.maximum(x @ params["hidden_weights"] + params["hidden_bias"], 0.0)
+    hidden: FloatArray = (np.maximum(x @ params["hidden_weights"] + params["hidden_bias"], 0.0)
               if params["hidden_bias"].size else x)
     logits = hidden @ params["out_weights"] + params["out_bias"]
-    sides = []
+    sides: list[Gathered] = []
     for name, text_rows in (("wide_hypothesis", table.hypothesis[rows]),
                             ("wide_premise", table.premise[rows])):
         position, bucket, weight = gather_words(table, text_rows)
@@ -253,7 +256,8 @@ def choose_threshold(grounded: FloatArray, truth: NDArray[np.bool_]) -> float:
     return float(best[np.argmin(np.abs(best - 0.5))])
 
 
-def train_classifier(training: Sequence[LabelledPair], dev: dict[str, Sequence[LabelledPair]],
+def train_classifier(training: Sequence[LabelledPair],
+                     dev: Mapping[str, Sequence[LabelledPair]],
                      encoder: SentenceEncoder, options: TrainingOptions,
                      description: dict[str, Any]) -> tuple[ClaimPairClassifier, TrainingReport]:
     """Fit on `training`, choose the threshold on all dev pairs together, report each dev set."""
