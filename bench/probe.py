@@ -1,7 +1,7 @@
 """Adversarial probe against a disposable Neo4j and `crase serve` processes this script
 starts itself, on loopback only.
 
-    python -m crase.bench.probe [--only round1 2 3 4 5 7 8 9 10 stalls] [--searches 50]
+    python -m crase.bench.probe [--only round1 2 3 4 5 7 8 9 10 graph stalls] [--searches 50]
 
 It loads the repository's sample corpus and tries each group of cases; a case holds when
 the service does what it should, and fails otherwise. Prints one table (cases tried, held,
@@ -21,6 +21,9 @@ failed, with a note per failure); exits 1 when any case failed. Needs the jars
   session cookie is a signed token, revoked at logout; 9 a second server leaves the live
   runs of the first alone; 10 a burst of searches beyond the queue bound is answered 429
   or 503 with Retry-After.
+- graph (issue 45): the connector with no path within max_steps, analyst queries the
+  timeout can and cannot stop, the force layout of a 2,492-paper run, and the memory a
+  server keeps per cancelled run with a 9 MB request (bench/probe_graph_bounds.py).
 
 - stalls (issue 45): user text that stalled every route (a draft to POST /citation-gaps, a
   document to POST /code-extract), each answered within 30 s while /health stays under
@@ -51,6 +54,7 @@ from typing import Any
 
 import httpx
 
+from crase.bench import probe_graph_bounds as graph_bounds
 from crase.bench import probe_user_text as user_text
 from crase.bench.api_load import API_KEY, start_server, stop_server, wait_until_healthy
 from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer, free_port
@@ -856,7 +860,23 @@ def summarise(cases: list[Case]) -> int:
     return 1 if failed else 0
 
 
-GROUPS = ("round1", "2", "3", "4", "5", "7", "8", "9", "10", "stalls")
+GROUPS = ("round1", "2", "3", "4", "5", "7", "8", "9", "10", "graph", "stalls")
+
+
+def round_graph(graph: Graph, settings: Settings, database: DatabaseSettings,
+                work: Path) -> list[Case]:
+    """Issue 45's bounded graph reads, layout and run memory (bench/probe_graph_bounds.py)."""
+    connector = Case("graph: connector, no path in 1 step / paths in 6, < 5 s")
+    analyst = Case("graph: analyst long queries, no transaction past the timeout")
+    layout = Case("graph: force layout of 2,492 papers, < 8 s CPU and < 60 MB")
+    memory = Case("graph: memory kept per cancelled run (9 MB exclude) < 64 KB")
+    with probe_server(database, work / "server-graph",
+                      {"CRASE_API__SEARCH_WORKERS": "1"}) as server:
+        graph_bounds.probe_connector(connector, server.url)
+        graph_bounds.probe_analyst_timeout(analyst, server.url, graph)
+        graph_bounds.probe_layout(layout)
+        graph_bounds.probe_run_memory(memory, server.url, server.process.pid, settings)
+    return [connector, analyst, layout, memory]
 
 
 def round_stalls(database: DatabaseSettings, work: Path) -> list[Case]:
@@ -938,6 +958,8 @@ def main(argv: list[str] | None = None) -> int:
             cases += round_two(graph, database, work, only, args.burst)
             if "stalls" in only:
                 cases += round_stalls(database, work)
+            if "graph" in only:
+                cases += round_graph(graph, settings, database, work)
         finally:
             graph.close()
     return summarise(cases)
