@@ -89,7 +89,8 @@ def connect_papers(graph: "Graph", source: str, target: str, max_steps: int = 4,
         raise InvalidRequest(f"{source!r} and {target!r} are the same paper; give two")
     routes = shortest_routes(graph, Side(first), Side(second), max_steps, max_reached,
                              deadline)
-    paths = [{"papers": papers, "steps": steps} for papers, steps in islice(routes, limit)]
+    paths: list[dict[str, Any]] = [{"papers": papers, "steps": steps}
+                                   for papers, steps in islice(routes, limit)]
     ids = sorted({paper for path in paths for paper in path["papers"]})
     rows = graph.read("read_path_papers", timeout_s=left(deadline), ids=ids) if ids else []
     papers = {row["id"]: {**row, "links": paper_links(row)} for row in rows}
