@@ -137,6 +137,23 @@ def test_ray_flags_need_the_ray_engine(capsys: pytest.CaptureFixture[str]) -> No
         "crase: InvalidRequest: --workers and --ray-address apply to the Ray engine")
 
 
+@pytest.mark.integration
+@pytest.mark.slow
+def test_ray_workers_score_with_the_classifier_the_settings_name(
+        graph: Graph, settings: Settings, ray_cluster: str) -> None:
+    classifier = settings.model_copy(update={"models": settings.models.model_copy(
+        update={"entailment_scorer": "classifier"})})
+    load_sample_slice(graph, FEW_PAPERS)
+    factory = functools.partial(scoring_backends, cache_size=CACHE)
+    report = score_corpus_on_ray(classifier, factory, BATCH, workers=2, address=ray_cluster)
+    scored = stored_scores(graph)
+    assert report.batches_failed == 0 and report.edges_scored == len(scored) > BATCH
+    version = factory(classifier).scorer.version
+    assert {(row["scorer"], row["version"]) for row in scored.values()} == {
+        ("offline-claim-pair-classifier", version)}
+    assert all(row["rows"] * row["cols"] == len(row["matrix"]) for row in scored.values())
+
+
 def numpy_backends(settings: Settings) -> SearchBackends:
     """The backends of `crase score` with the float32 numpy claim encoder: a claim's vector
     does not depend on the batch it is encoded in (the int8 encoder quantizes activations
