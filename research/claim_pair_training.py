@@ -223,13 +223,12 @@ def head_gradients(params: dict[str, FloatArray], x: FloatArray, table: PairTabl
     return grads
 
 
-def predict(model: ClaimPairClassifier, table: PairTable) -> FloatArray:
-    """Class probabilities of every pair of a table (rows in the table's order)."""
-    x = (table.dense - model.arrays["mean"]) / model.arrays["scale"]
-    params = {k: model.arrays[k] for k in ("hidden_weights", "hidden_bias", "out_weights",
-                                          "out_bias", "wide_hypothesis", "wide_premise")}
-    logits, _, _ = forward(params, x, table, np.arange(len(table.labels)))
-    return softmax(logits)
+def predict(model: ClaimPairClassifier, texts: list[str], vectors: FloatArray,
+            table: PairTable) -> FloatArray:
+    """Class probabilities of every pair of a table, by the scorer's own path
+    (`ClaimPairClassifier.pair_probabilities`), so the figures are those a search gets."""
+    hypotheses, premises = model.sides(vectors, texts)
+    return model.pair_probabilities(hypotheses, premises, table.hypothesis, table.premise)
 
 
 def evaluate(probabilities: FloatArray, labels: IntArray, threshold: float) -> Evaluation:
@@ -279,7 +278,8 @@ def train_classifier(training: Sequence[LabelledPair],
         {**description, "options": asdict(options)}))
     tables = {name: pair_table(pairs, texts, vectors, options.buckets, options.mined_weight)
               for name, pairs in dev.items()}
-    probabilities = {name: predict(model, table) for name, table in tables.items()}
+    probabilities = {name: predict(model, texts, vectors, table)
+                     for name, table in tables.items()}
     if tables:
         pooled = np.concatenate([p[:, list(GROUNDED)].sum(axis=1)
                                  for p in probabilities.values()])
