@@ -571,8 +571,8 @@ def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
         reference_cost = summarize_cost(
             [reference_records[q.id] for q in data.subset if q.id in reference_records],
             walk=True, coverage=True).get("cold_calls_mean") if reference_records else None
-        settings = (reference,) if name in SHIPPED_ABLATIONS else ()
-        settings += tuple(varied.but(**{field_name: value}) for value in values)
+        settings: list[WalkConfig] = [reference] if name in SHIPPED_ABLATIONS else []
+        settings += [varied.but(**{field_name: value}) for value in values]
         for config in settings:
             value = ("uniform" if config.weighting == "uniform" and name in SHIPPED_ABLATIONS
                      else getattr(config, field_name))
