@@ -255,39 +255,90 @@ def choose_threshold(grounded: FloatArray, truth: NDArray[np.bool_]) -> float:
     return float(best[np.argmin(np.abs(best - 0.5))])
 
 
-def train_classifier(training: Sequence[LabelledPair],
-                     dev: Mapping[str, Sequence[LabelledPair]],
-                     encoder: SentenceEncoder, options: TrainingOptions,
-                     description: dict[str, Any]) -> tuple[ClaimPairClassifier, TrainingReport]:
-    """Fit on `training`, choose the threshold on all dev pairs together, report each dev set."""
-    report = TrainingReport()
-    for pair in training:
-        kind = pair.source.split(":")[0] if pair.source.startswith("mined:") else "human"
-        report.training_pairs[kind] = report.training_pairs.get(kind, 0) + 1
-    clock = time.perf_counter()
-    texts, vectors = embed_texts(encoder, [training, *dev.values()])
-    report.seconds_embedding = time.perf_counter() - clock
-    clock = time.perf_counter()
+def fit_classifier(training: Sequence[LabelledPair], texts: list[str], vectors: FloatArray,
+                   encoder: str, options: TrainingOptions,
+                   description: dict[str, Any]) -> ClaimPairClassifier:
+    """The head fit on `training` (threshold 0.5 until one is chosen), weights as stored."""
     train = pair_table(training, texts, vectors, options.buckets, options.mined_weight)
     mean = train.dense.mean(axis=0)
     scale = np.where(train.dense.std(axis=0) > 1e-6, train.dense.std(axis=0), 1.0)
     params = fit_head(train, mean, scale, options)
-    report.seconds_fitting = time.perf_counter() - clock
-    model = round_weights(ClaimPairClassifier(
-        encoder.name, options.buckets, 0.5, {"mean": mean, "scale": scale, **params},
+    return round_weights(ClaimPairClassifier(
+        encoder, options.buckets, 0.5, {"mean": mean, "scale": scale, **params},
         {**description, "options": asdict(options)}))
-    tables = {name: pair_table(pairs, texts, vectors, options.buckets, options.mined_weight)
-              for name, pairs in dev.items()}
-    probabilities = {name: predict(model, texts, vectors, table)
-                     for name, table in tables.items()}
-    if tables:
+
+
+def count_sources(pairs: Sequence[LabelledPair]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        kind = "mined" if pair.source.startswith("mined:") else "human"
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def set_threshold(model: ClaimPairClassifier, probabilities: Mapping[str, FloatArray],
+                  labels: Mapping[str, IntArray], report: TrainingReport) -> None:
+    """The cut with the best accuracy on all dev pairs together, and each set's figures."""
+    if probabilities:
         pooled = np.concatenate([p[:, list(GROUNDED)].sum(axis=1)
                                  for p in probabilities.values()])
-        truth = np.concatenate([np.isin(t.labels, GROUNDED) for t in tables.values()])
+        truth = np.concatenate([np.isin(labels[name], GROUNDED) for name in probabilities])
         model.threshold = choose_threshold(pooled, truth)
     report.threshold = model.threshold
-    report.dev = {name: evaluate(probabilities[name], tables[name].labels,
-                                 model.threshold).rounded() for name in tables}
+    report.dev = {name: evaluate(probabilities[name], labels[name], model.threshold).rounded()
+                  for name in probabilities}
+
+
+def train_classifier(training: Sequence[LabelledPair],
+                     dev: Mapping[str, Sequence[LabelledPair]],
+                     encoder: SentenceEncoder, options: TrainingOptions,
+                     description: dict[str, Any],
+                     dev_folds: int = 0) -> tuple[ClaimPairClassifier, TrainingReport]:
+    """Fit on `training`, choose the threshold on all dev pairs together, report each dev set.
+
+    With `dev_folds` k > 1 the dev pairs are trained on too: each fold's pairs are predicted
+    by a model fit on the training pairs and the other folds (out-of-fold), the threshold
+    and the reported figures come from those predictions, and the stored model is fit on
+    the training pairs and every dev pair."""
+    report = TrainingReport(training_pairs=count_sources(training))
+    clock = time.perf_counter()
+    texts, vectors = embed_texts(encoder, [training, *dev.values()])
+    report.seconds_embedding = time.perf_counter() - clock
+    clock = time.perf_counter()
+    tables = {name: pair_table(pairs, texts, vectors, options.buckets, options.mined_weight)
+              for name, pairs in dev.items()}
+    labels = {name: table.labels for name, table in tables.items()}
+    if dev_folds > 1:
+        probabilities = out_of_fold(training, dev, tables, texts, vectors, encoder.name,
+                                    options, dev_folds)
+        everything = [*training, *(pair for pairs in dev.values() for pair in pairs)]
+        model = fit_classifier(everything, texts, vectors, encoder.name, options, description)
+        report.training_pairs["human"] = (report.training_pairs.get("human", 0)
+                                          + sum(len(pairs) for pairs in dev.values()))
+    else:
+        model = fit_classifier(training, texts, vectors, encoder.name, options, description)
+        probabilities = {name: predict(model, texts, vectors, table)
+                         for name, table in tables.items()}
+    report.seconds_fitting = time.perf_counter() - clock
+    set_threshold(model, probabilities, labels, report)
     model.description = {**model.description, "training_pairs": report.training_pairs,
-                         "dev": report.dev, "threshold_chosen_on": sorted(dev)}
+                         "dev": report.dev, "threshold_chosen_on": sorted(dev),
+                         **({"dev_folds": dev_folds} if dev_folds > 1 else {})}
     return model, report
+
+
+def out_of_fold(training: Sequence[LabelledPair], dev: Mapping[str, Sequence[LabelledPair]],
+                tables: Mapping[str, PairTable], texts: list[str], vectors: FloatArray,
+                encoder: str, options: TrainingOptions, folds: int) -> dict[str, FloatArray]:
+    """Each dev pair's probabilities from the model whose training left its fold out."""
+    rng = np.random.default_rng(options.seed)
+    fold_of = {name: rng.integers(0, folds, len(pairs)) for name, pairs in dev.items()}
+    out = {name: np.zeros((len(pairs), len(LABELS))) for name, pairs in dev.items()}
+    for fold in range(folds):
+        kept = [pair for name, pairs in dev.items()
+                for pair, f in zip(pairs, fold_of[name].tolist(), strict=True) if f != fold]
+        model = fit_classifier([*training, *kept], texts, vectors, encoder, options, {})
+        for name, table in tables.items():
+            held = fold_of[name] == fold
+            out[name][held] = predict(model, texts, vectors, table)[held]
+    return out

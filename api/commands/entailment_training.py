@@ -49,6 +49,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                             f"{SHIPPED['neutral_share']})")
     train.add_argument("--seed", type=int, default=SHIPPED["seed"],
                        help="seed of the minibatch order and the neutral draw")
+    train.add_argument("--dev-folds", type=int, default=0, metavar="K",
+                       help="train on the dev pairs too: K-fold out-of-fold predictions "
+                            "choose the threshold and give the printed figures, and the "
+                            "model is fit on every pair (default 0: dev only chooses)")
     train.add_argument("--limit", type=int, default=None,
                        help="read only the first N pairs of each file and N abstracts of "
                             "each corpus (a quick check, not a model to ship)")
@@ -84,7 +88,7 @@ def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
                    "mined_from": [f"{p.parent.name}/{p.name}" for p in args.mine],
                    "neutral_share": args.neutral_share, "limit": args.limit}
     model, report = train_classifier(training, dev, claim_encoder("onnx-int8"), options,
-                                     description)
+                                     description, args.dev_folds)
     save_classifier(model, args.out)
     print(f"model: {args.out} (threshold {report.threshold}; pairs {report.training_pairs}; "
           f"embedding {report.seconds_embedding:.0f} s, fitting {report.seconds_fitting:.0f} s)",

@@ -83,6 +83,18 @@ def test_training_twice_writes_the_same_bytes(tmp_path: Path) -> None:
     assert stored["threshold"] == model.threshold
 
 
+def test_dev_folds_train_on_the_dev_pairs_with_out_of_fold_figures(tmp_path: Path) -> None:
+    nli = write_nli(tmp_path / "nli")
+    out = tmp_path / "folds.json"
+    assert main(["train-entailment", "--nli", str(nli), "--out", str(out), "--epochs", "2",
+                 "--hidden-units", "4", "--dev-folds", "3"]) == 0
+    model = load_classifier(out)
+    assert model.description["dev_folds"] == 3
+    assert model.description["training_pairs"] == {"human": 48 + 16 + 12}
+    assert set(model.description["dev"]) == {"scinli_dev", "mscinli_dev"}
+    assert "dev_folds" not in load_classifier().description
+
+
 def test_a_bad_training_row_is_a_named_error(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     nli = write_nli(tmp_path / "nli")
