@@ -93,6 +93,7 @@ from crase.neo4j_driver import (
     Transaction,
 )
 from crase.settings import ApiSettings
+from crase.text_limits import LinearMatch, compile_linear
 
 T = TypeVar("T")
 
@@ -131,22 +132,26 @@ REFUSED_OPERATORS = {
 }
 QUERY_TYPES = {"w": "writes data", "rw": "writes data", "s": "changes the schema or "
                "administers the server"}
-QUALIFIED_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\(")
+# The analyst's query and Neo4j's messages about it are user text: every pattern runs on
+# RE2 (crase.text_limits.compile_linear), linear in the text (a run of 20,000 letters held
+# the interpreter for seconds in QUALIFIED_CALL).
+QUALIFIED_CALL = compile_linear(
+    r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\s*\(")
 
 
 # Enough of Cypher's lexical grammar to measure nesting: strings, comments and quoted
 # names are skipped whole, so brackets inside them do not count.
-TOKEN = re.compile(r"""
-    (?P<skip>\s+|//[^\n]*|/\*.*?(?:\*/|\Z)
-        |'(?:[^'\\]|\\.)*(?:'|\Z)|"(?:[^"\\]|\\.)*(?:"|\Z)|`[^`]*(?:`|\Z))
-  | (?P<number>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
-  | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<open>[(\[{])
-  | (?P<close>[)\]}])
-  | (?P<separator>[,|;:])
-  | (?P<operator><>|<=|>=|=~|->|<-|--|\.\.|[-+*/%^=<>.!])
-  | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
+TOKEN = compile_linear("|".join((
+    r"(?P<skip>\s+|//[^\n]*|/\*.*?(?:\*/|\z)"
+    r"|'(?:[^'\\]|\\.)*(?:'|\z)|\"(?:[^\"\\]|\\.)*(?:\"|\z)|`[^`]*(?:`|\z))",
+    r"(?P<number>\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)",
+    r"(?P<word>[A-Za-z_][A-Za-z0-9_]*)",
+    r"(?P<open>[(\[{])",
+    r"(?P<close>[)\]}])",
+    r"(?P<separator>[,|;:])",
+    r"(?P<operator><>|<=|>=|=~|->|<-|--|\.\.|[-+*/%^=<>.!])",
+    r"(?P<other>.)",
+)), re.DOTALL)
 WORD_OPERATORS = frozenset({"AND", "OR", "XOR", "NOT", "IN", "IS", "STARTS", "ENDS",
                             "CONTAINS"})
 # Words after which a new expression starts at the same bracket level.
@@ -155,12 +160,12 @@ EXPRESSION_ENDS = frozenset({
     "CALL", "YIELD", "UNION", "AS", "WHEN", "THEN", "ELSE", "DISTINCT", "SHOW", "USE",
     "FINISH", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD",
 })
-POSITION = re.compile(r"\(line (\d+), column (\d+) \(offset: (\d+)\)\)")
-JAVA_CLASS = re.compile(
+POSITION = compile_linear(r"\(line (\d+), column (\d+) \(offset: (\d+)\)\)")
+JAVA_CLASS = compile_linear(
     r"(?:Caused by: )?\b(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)\b:?\s*")
-ELEMENT_ID = re.compile(
+ELEMENT_ID = compile_linear(
     r"\b\d+:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+\b")
-UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+UUID = compile_linear(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
 @dataclass(frozen=True)
@@ -531,7 +536,7 @@ def neo4j_reason(code: str | None, message: str | None, prefix: int = 0) -> str:
     return f"{code}: {line}" if code else line
 
 
-def shifted_position(found: re.Match[str], prefix: int) -> str:
+def shifted_position(found: LinearMatch, prefix: int) -> str:
     line, column, offset = (int(group) for group in found.groups())
     if line == 1:
         column = max(1, column - prefix)

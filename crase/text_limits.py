@@ -22,11 +22,13 @@ PYTHON_CLASS_MEMBERS = {"s": r"\s\x0b\x1c-\x1f\x85\p{Z}", "w": r"\p{L}\p{N}_", "
 
 
 class LinearMatch(Protocol):
-    """A match of a LinearPattern: the part of re.Match the callers use."""
+    """A match of a LinearPattern: the part of re.Match the callers use. Groups are str
+    for a str text, bytes for a bytes one (a search from an offset into a long str encodes
+    it again each time; into bytes it does not)."""
 
-    def group(self, group: int | str = 0, /) -> str | Any: ...
+    def group(self, group: int | str = 0, /) -> Any: ...
 
-    def groups(self, default: str | None = None) -> tuple[str | Any, ...]: ...
+    def groups(self, default: str | None = None) -> tuple[Any, ...]: ...
 
     def start(self, group: int = 0, /) -> int: ...
 
@@ -39,13 +41,13 @@ class LinearPattern(Protocol):
     @property
     def pattern(self) -> str: ...
 
-    def search(self, text: str, pos: int | None = None,
+    def search(self, text: str | bytes, pos: int | None = None,
                endpos: int | None = None) -> LinearMatch | None: ...
 
-    def match(self, text: str, pos: int | None = None,
+    def match(self, text: str | bytes, pos: int | None = None,
               endpos: int | None = None) -> LinearMatch | None: ...
 
-    def fullmatch(self, text: str, pos: int | None = None,
+    def fullmatch(self, text: str | bytes, pos: int | None = None,
                   endpos: int | None = None) -> LinearMatch | None: ...
 
     def finditer(self, text: str, pos: int | None = None,

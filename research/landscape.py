@@ -34,6 +34,7 @@ from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import Encoder, has_searchable_word, query_hits
 from crase.settings import ModelEndpoint, ModelSettings
+from crase.text_limits import LinearPattern, compile_linear
 
 STAGES = ("candidates", "extract", "count", "record")
 LABEL = ("Preliminary exploration: names found in the candidates' titles and abstracts, "
@@ -59,11 +60,16 @@ DATASET_WORDS = r"(?:datasets?|data sets?|benchmarks?|corpus|corpora|catalogues?
 METHOD_WORDS = (r"(?:methods?|models?|algorithms?|approach(?:es)?|expansions?|formalisms?|"
                 r"ansatz|networks?|simulations?|theory|theories)")
 NAME_WORD = r"[A-Za-z][\w/-]*"
-DATASET_NAME = re.compile(rf"\b((?:[A-Z][\w-]*\s){{0,2}}[A-Z][\w-]*)\s+{DATASET_WORDS}\b")
-# A lookahead, so that "the error rate" yields "error rate" as well as "the error".
-METRIC_PHRASE = re.compile(
-    rf"(?=\b({NAME_WORD}\s+(?:scores?|errors?|rates?|loss(?:es)?))\b)", re.IGNORECASE)
-METHOD_PHRASE = re.compile(rf"\b((?:{NAME_WORD}\s){{0,2}}{NAME_WORD})\s+{METHOD_WORDS}\b")
+# Stored titles and abstracts are read with RE2 (crase.text_limits.compile_linear): with
+# Python's engine a run of `-A` or `-z` made each of these quadratic (0.3 s at 4,000
+# characters, seconds at 20,000, in one call).
+DATASET_NAME = compile_linear(
+    rf"\b((?:[A-Z][\w-]*\s){{0,2}}[A-Z][\w-]*)\s+{DATASET_WORDS}\b")
+# Matched at every start (word_phrases), so that "the error rate" yields "error rate"
+# as well as "the error".
+METRIC_PHRASE = compile_linear(
+    rf"\b({NAME_WORD}\s+(?:scores?|errors?|rates?|loss(?:es)?))\b", re.IGNORECASE)
+METHOD_PHRASE = compile_linear(rf"\b((?:{NAME_WORD}\s){{0,2}}{NAME_WORD})\s+{METHOD_WORDS}\b")
 # Words that make a phrase a description rather than a name ("this model", "new method").
 STOP = frozenset({"a", "an", "the", "this", "that", "these", "those", "our", "its", "their",
                   "new", "simple", "general", "standard", "such", "same", "other", "which",
@@ -187,17 +193,46 @@ def names_by_model(runner: ModelRunner, endpoint: ModelEndpoint, row: dict[str, 
 
 def find_datasets(text: str) -> list[str]:
     return combine([name for name in KNOWN_DATASETS if contains(text, name)],
-                   [m.group(1) for m in DATASET_NAME.finditer(text)])
+                   word_phrases(DATASET_NAME, text, 1))
 
 
 def find_metrics(text: str) -> list[str]:
     return combine([name for name in METRICS if contains(text, name)],
-                   [m.group(1) for m in METRIC_PHRASE.finditer(text)])
+                   word_phrases(METRIC_PHRASE, text, 1, overlapping=True))
 
 
 def find_method_families(text: str) -> list[str]:
     return combine([name for name in METHOD_FAMILIES if contains(text, name)],
-                   [m.group(0) for m in METHOD_PHRASE.finditer(text)])
+                   word_phrases(METHOD_PHRASE, text, 0))
+
+
+def word_phrases(pattern: LinearPattern, text: str, group: int,
+                 overlapping: bool = False) -> list[str]:
+    """The `group` of each match of a pattern that starts and ends with `\\b`, in text
+    order; with `overlapping`, of the match at every start where one begins (what a
+    lookahead gives in Python's engine; RE2 has none). RE2's `\\b` is ASCII, so a match
+    next to a non-ASCII letter (`ve loss` in `naïve loss`) is passed over here."""
+    # On the UTF-8 bytes: a search from an offset into a str encodes the whole text again,
+    # which made the loop quadratic. A match starts at an ASCII letter, never inside a
+    # character's bytes.
+    encoded = text.encode("utf-8")
+    found = []
+    start = 0
+    while (match := pattern.search(encoded, start)) is not None:
+        if next_to_a_letter(encoded, match.start(), match.end()):
+            start = match.start() + 1
+            continue
+        found.append(match.group(group).decode("utf-8"))
+        start = match.start() + 1 if overlapping else max(match.end(), match.start() + 1)
+    return found
+
+
+def next_to_a_letter(encoded: bytes, start: int, end: int) -> bool:
+    """Whether the character before byte `start` or the one at byte `end` is a non-ASCII
+    letter or digit (where Python's `\\b` would not hold and RE2's does)."""
+    before = encoded[max(0, start - 4):start].decode("utf-8", "ignore")[-1:]
+    after = encoded[end:end + 4].decode("utf-8", "ignore")[:1]
+    return any(not char.isascii() and char.isalnum() for char in (before, after))
 
 
 def combine(listed: list[str], phrases: list[str]) -> list[str]:
