@@ -8,11 +8,15 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from crase.prompts.catalog import Message
+from crase.text_limits import compile_linear
 
 R = TypeVar("R", bound=BaseModel)
 
-THINK_BLOCK = re.compile(r"<think>.*?</think>", flags=re.DOTALL | re.IGNORECASE)
-FENCE = re.compile(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", flags=re.DOTALL)
+# A reply can echo user text (a draft, a document) at length: both patterns run on RE2
+# (crase.text_limits), linear in the reply; FENCE took minutes in Python's engine on a
+# fence, 20,000 spaces and a letter.
+THINK_BLOCK = compile_linear(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+FENCE = compile_linear(r"^```[a-zA-Z]*\s*\n?(.*?)\n?\s*```$", re.DOTALL)
 
 
 def extract_json_text(content: str) -> str:

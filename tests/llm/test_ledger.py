@@ -3,6 +3,7 @@ tests/foundation/test_http_policy.py)."""
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -115,3 +116,12 @@ def test_usage_counts_cache_hits_as_calls_not_made() -> None:
 )
 def test_json_is_extracted_from_the_reply(content: str, expected: str) -> None:
     assert extract_json_text(content) == expected
+
+
+@pytest.mark.parametrize("content", ["```" + " " * 20_000 + "x", "<think>" * 3_000],
+                         ids=["fence then spaces", "reasoning blocks without their close"])
+def test_a_reply_built_to_stall_is_read_at_once(content: str) -> None:
+    # A reply can echo user text; the fence case took minutes of one regex call.
+    started = time.thread_time()
+    assert extract_json_text(content) == content
+    assert time.thread_time() - started < 0.5
