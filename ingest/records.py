@@ -34,6 +34,7 @@ from pydantic_core import PydanticCustomError
 
 from crase.paper_identity import arxiv_key, normalise_doi
 from crase.settings import IngestSettings
+from crase.text_limits import compile_linear
 
 
 class RejectKind(StrEnum):
@@ -322,8 +323,9 @@ def json_kind(value: Any) -> str:
 # arXiv listings split "A, B, and C" at the commas, which leaves "and C" (108 of the 3,000
 # papers of data/sample), and now and then an empty name, a lone "and", a stray comma or
 # a "Jr." cut off from its name.
-LINKING_AND = re.compile(r"^(?:and\s+)+|(?:\s+and)+$|^and$", re.IGNORECASE)
-INNER_AND = re.compile(r"\s+and\s+(?:and\s+)*", re.IGNORECASE)
+# On RE2 (crase.text_limits): a name of many "and"s made `(?:\s+and)+$` quadratic.
+LINKING_AND = compile_linear(r"^(?:and\s+)+|(?:\s+and)+$|^and$", re.IGNORECASE)
+INNER_AND = compile_linear(r"\s+and\s+(?:and\s+)*", re.IGNORECASE)
 STRAY_PUNCTUATION = " \t,;"
 NAME_SUFFIX = re.compile(r"^(?:Jr|Sr)\.?$|^(?:II|III|IV)$")
 
