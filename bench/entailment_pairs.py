@@ -136,7 +136,7 @@ def measure(under_test: ScorerUnderTest, pairs: Sequence[Pair]) -> dict[str, Any
     return {"scorer": under_test.scorer.name, "pairs": len(pairs),
             "two_class": two_class_figures(scores, truth, under_test.threshold),
             "four_class": {"macro_f1": four_class},
-            "pairs_per_s": round(len(pairs) / max(seconds, 1e-9), 2),
+            "pairs_per_s": round(len(pairs) / max(seconds, 1e-9), 3),
             "load": load_figures()}
 
 
