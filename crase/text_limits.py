@@ -148,7 +148,7 @@ class CpuDeadline:
         self.seconds = seconds
         self.what = what
         self.ends = time.thread_time() + seconds
-        self.next_look = time.perf_counter() + self.LOOK_INTERVAL_S
+        self.next_look = time.perf_counter()  # the first check looks
 
     def check(self) -> None:
         now = time.perf_counter()

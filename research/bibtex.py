@@ -16,7 +16,7 @@ import bibtexparser
 from bibtexparser.model import DuplicateFieldKeyBlock, Entry, String
 
 from crase.errors import UserTextTooLarge
-from crase.text_limits import CpuDeadline, check_text_size
+from crase.text_limits import CpuDeadline, check_text_size, compile_linear
 
 MAX_BIBTEX_CHARS = 1_000_000
 MAX_LINE_CHARS = 20_000
@@ -24,8 +24,9 @@ MAX_ENTRIES = 5_000
 MAX_VALUE_CHARS = 20_000
 PARSE_CPU_S = 3.0
 PIECE_CHARS = 32_768  # a piece is cut at the first entry start after this many characters
-ENTRY_START = re.compile(r"^[ \t]*@", re.MULTILINE)
-VALUE_MARK = re.compile(r'(?<!\\)[{}"#]')
+ENTRY_START = compile_linear(r"^[ \t]*@", re.MULTILINE)
+# A brace, quote or `#`, or one after a backslash (two characters: escaped, no mark).
+VALUE_MARK = compile_linear(r'\\?[{}"#]')
 MONTHS = {"jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May",
           "jun": "June", "jul": "July", "aug": "August", "sep": "September",
           "oct": "October", "nov": "November", "dec": "December"}
@@ -120,6 +121,8 @@ def concatenated_parts(raw: str) -> list[str]:
     start, depth, quoted = 0, 0, False
     for mark in VALUE_MARK.finditer(raw):
         char = mark.group(0)
+        if len(char) == 2:
+            continue
         if char == "{":
             depth += 1
         elif char == "}":
