@@ -105,3 +105,16 @@ def test_the_classifier_reports_four_classes_at_its_own_threshold(
     assert printed["pairs"] == 8
     assert printed["two_class"]["threshold"] == ClassifierEntailmentScorer().threshold
     assert 0.0 <= printed["four_class"]["macro_f1"] <= 1.0
+
+
+def test_a_bad_row_stops_the_bench_with_its_file_and_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join([*lines[:3], "9,dev_9,A premise.,A hypothesis.,entails\n",
+                            *lines[3:]]), encoding="utf-8")
+    assert main(["bench", "entailment", "--pairs", str(bad), "--scorer",
+                 "offline-minilm-cosine"]) == 2
+    error = capsys.readouterr().err
+    assert "NliDataInvalid: " in error
+    assert "bad.csv, line 4: unknown_label: 'entails'" in error
