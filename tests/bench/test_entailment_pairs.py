@@ -20,10 +20,12 @@ from crase.bench.entailment_pairs import (
     build_scorer,
     macro_f1,
     measure,
+    stored_threshold,
 )
 from crase.errors import EvaluationError
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
+from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.offline_entailment import TWO_CLASS_THRESHOLDS
 from crase.settings import Settings
 from crase.usage import Usage
@@ -118,3 +120,12 @@ def test_a_bad_row_stops_the_bench_with_its_file_and_line(
     error = capsys.readouterr().err
     assert "NliDataInvalid: " in error
     assert "bad.csv, line 4: unknown_label: 'entails'" in error
+
+
+def test_shipped_is_the_scorer_the_search_builds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "entailment", "--pairs", str(SAMPLE), "--scorer", "shipped",
+                 "--limit", "4"]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    searched = build_search_backends(Settings()).scorer
+    assert printed["scorer"] == searched.name
+    assert printed["two_class"]["threshold"] == stored_threshold(searched)
