@@ -34,6 +34,11 @@ class LinearMatch(Protocol):
 
     def end(self, group: int = 0, /) -> int: ...
 
+    def span(self, group: int = 0, /) -> tuple[int, int]: ...
+
+    @property
+    def lastgroup(self) -> str | None: ...
+
 
 class LinearPattern(Protocol):
     """A compiled pattern that runs in linear time (RE2), used like re.Pattern."""

@@ -194,7 +194,7 @@ def tex_to_unicode(text: str) -> str:
     return convert(text, UNICODE)
 
 
-def script_group(match: re.Match[str]) -> str:
+def script_group(match: LinearMatch) -> str:
     inner = match.group(2).strip()
     if len(inner) == 1:
         return match.group(1) + inner  # `AdS_{3}` reads as `AdS_3`
