@@ -14,8 +14,8 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crase.errors import InvalidRequest
-from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
-from crase.text_limits import check_text_size
+from crase.research.bibtex import MAX_BIBTEX_CHARS, PARSE_CPU_S, read_bibtex
+from crase.text_limits import CpuDeadline, check_text_size
 
 # The CSV columns read, each under any of the header names people use for it (compared in
 # lower case, spaces around them ignored).
@@ -108,8 +108,10 @@ def references_from_csv(text: str) -> list[ReferenceItem]:
     names = {name.strip().lower(): name for name in rows.fieldnames or []}
     column = {field: next((names[n] for n in options if n in names), None)
               for field, options in CSV_COLUMNS.items()}
+    deadline = CpuDeadline(PARSE_CPU_S, "the CSV reference list")
     items = []
     for number, row in enumerate(rows, start=1):
+        deadline.check()
         values = {f: (row.get(c) or "").strip() if c else "" for f, c in column.items()}
         item = csv_reference(str(number), values)
         if item is not None:

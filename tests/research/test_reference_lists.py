@@ -5,7 +5,8 @@ corpus papers is tested in test_reference_resolution.py)."""
 
 import pytest
 
-from crase.errors import InvalidRequest
+from crase.errors import InvalidRequest, ParseDeadlineExceeded
+from crase.research import reference_lists
 from crase.research.reference_lists import parse_bibtex, read_reference_list
 
 
@@ -43,3 +44,9 @@ def test_csv_header_names_and_a_json_list_are_read() -> None:
                                                         (None, None, "p1")]
     with pytest.raises(InvalidRequest, match="JSON reference list"):
         read_reference_list('[{"year": 2001}]')
+
+
+def test_a_csv_list_is_read_under_a_cpu_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reference_lists, "PARSE_CPU_S", 0.0)
+    with pytest.raises(ParseDeadlineExceeded, match="the CSV reference list"):
+        read_reference_list("title\n" + "Tachyon condensation\n" * 1_000)
