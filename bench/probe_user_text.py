@@ -7,7 +7,9 @@ ANSWER_BUDGET_S and no /health meanwhile took HEALTH_BUDGET_S or more.
   sentences (the word before each period was searched for over the whole text before it);
   TeX math openings without their close; a run of spaces before a letter;
 - POST /code-extract: a fence line of ``` and 20,000 spaces; 990 lines `from aaa...);`;
-  990 lines `a()`, spaces and `x` (92.7 s past a 5 s CPU deadline checked every 1,000 lines).
+  990 lines `a()`, spaces and `x` (92.7 s past a 5 s CPU deadline checked every 1,000 lines);
+- POST /analyst/cypher: a query of string literals of escapes without their close;
+- POST /papers/batch: an author name of 5,000 linking "and"s.
 
 Each function records into the probe's Case (`case`: bench/probe.py holds the class); the
 measured figures go in its notes.
@@ -41,14 +43,24 @@ CODE_DOCUMENTS: dict[str, str] = {
 }
 
 
+OTHER_ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "analyst: 9,990 unclosed string escapes": (
+        "/analyst/cypher", {"query": '"\\' * 9_990, "params": {}}),
+    "batch: an author of 5,000 linking ands": (
+        "/papers/batch", {"papers": [{"id": "probe-and", "title": "And",
+                                      "authors": ["A. Smith " + "and " * 5_000 + "B. Jones"]}]}),
+}
+
+
 def attacks() -> dict[str, tuple[str, dict[str, Any]]]:
-    """Each attack: (route, JSON body), by what it is."""
+    """Each attack: (route, JSON body), by what it is; a new one is a row in one of the
+    tables above."""
     out: dict[str, tuple[str, dict[str, Any]]] = {
         what: ("/citation-gaps", {"draft": draft}) for what, draft in CITATION_GAP_DRAFTS.items()}
     out.update({what: ("/code-extract", {"filename": "attack.md", "text": text,
                                          "use_model": False})
                 for what, text in CODE_DOCUMENTS.items()})
-    return out
+    return out | OTHER_ATTACKS
 
 
 def probe_stalls(case: Any, url: str) -> None:
