@@ -286,7 +286,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
     wanted = set(options.systems)
     if "hybrid" in wanted:
         wanted |= set(HYBRID_PARTS)
-    if options.corruption or options.ablations:
+    if options.corruption or set(options.ablations) - set(SHIPPED_ABLATIONS):
         wanted.add("crase-ppr")
     if set(options.ablations) & set(SHIPPED_ABLATIONS):
         wanted.add("shipped")
