@@ -6,7 +6,7 @@ citation-gap analysis (the draft's references) and the evolution map's compariso
 from pydantic import BaseModel, Field
 
 from crase.graph import Graph
-from crase.paper_identity import normalise_arxiv_id, normalise_doi, title_similarity
+from crase.paper_identity import identifier_keys, title_similarity
 from crase.research.reference_lists import ReferenceItem
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import has_searchable_word, search_hits
@@ -36,8 +36,9 @@ def papers_by_identifier(graph: Graph, items: list[ReferenceItem]
                          ) -> dict[tuple[str, str], dict[str, str]]:
     """The corpus papers the items' DOIs and arXiv ids name, in one query, keyed by
     (kind, normalised identifier)."""
-    dois = [key for item in items if (key := normalise_doi(item.doi))]
-    arxiv = [key for item in items if (key := normalise_arxiv_id(item.arxiv_id))]
+    keys = [identifier_keys(item.doi, item.arxiv_id) for item in items]
+    dois = [doi for key in keys for doi in key.dois]
+    arxiv = [arxiv_id for key in keys for arxiv_id in key.arxiv_ids]
     found: dict[tuple[str, str], dict[str, str]] = {}
     for row in graph.read("match_papers_by_identifier", dois=dois, arxiv_ids=arxiv,
                           excluded=[]):
@@ -51,12 +52,14 @@ def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
     if item.id and item.id in titles:
         return ResolvedReference(reference=item, paper_id=item.id, matched_by="id",
                                  title=titles[item.id])
-    for kind, value in (("doi", normalise_doi(item.doi)),
-                        ("arxiv_id", normalise_arxiv_id(item.arxiv_id))):
-        found = by_identifier.get((kind, value)) if value else None
-        if found is not None:
-            return ResolvedReference(reference=item, paper_id=found["id"], matched_by=kind,
-                                     title=found["title"])
+    # The identity module's keys: an arXiv DOI also names the work by its arXiv id.
+    keys = identifier_keys(item.doi, item.arxiv_id)
+    for kind, values in (("doi", keys.dois), ("arxiv_id", keys.arxiv_ids)):
+        for value in values:
+            found = by_identifier.get((kind, value))
+            if found is not None:
+                return ResolvedReference(reference=item, paper_id=found["id"],
+                                         matched_by=kind, title=found["title"])
     if item.title and has_searchable_word(item.title):
         for hit in search_hits(graph, item.title, TITLE_HITS, []):
             year_ok = (item.year is None or hit.year is None

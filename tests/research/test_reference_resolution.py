@@ -62,3 +62,12 @@ def test_an_arxiv_id_resolves_with_a_prefix_and_a_version() -> None:
     assert resolved(bibtex) == {"versioned": ("9711200", "arxiv_id"),
                                 "prefixed": ("9711200", "arxiv_id"),
                                 "other": (None, None)}
+
+
+def test_an_arxiv_doi_resolves_to_the_paper_stored_under_its_arxiv_id() -> None:
+    # A reference manager often exports only the arXiv DOI (10.48550/arXiv.X); the paper is
+    # stored under its arXiv id, as the identity module keys it.
+    bibtex = ("@article{arxivdoi, doi = {10.48550/arXiv.hep-th/9711200}}\n"
+              "@article{url, doi = {https://doi.org/10.48550/ARXIV.HEP-TH/9711200}}\n")
+    assert resolved(bibtex) == {"arxivdoi": ("9711200", "arxiv_id"),
+                                "url": ("9711200", "arxiv_id")}
