@@ -141,9 +141,10 @@ class SearchSettings(BaseModel):
         "uniform",
         description="Edge weights of the walk: coverage = Delta * age^-beta after pruning "
         "(claims and entailment on every edge, the Crase paper's design); uniform = every "
-        "neighbourhood edge weighs 1, no claims, no Delta, no pruning. uniform ships: with "
-        "the offline cosine scorer, Delta weighting lowered recall on hep-th "
-        "(docs/benchmarks/report.md); use coverage with an entailment model endpoint. "
+        "neighbourhood edge weighs 1, no claims, no Delta, no pruning. uniform ships: "
+        "Delta weighting lowered recall with the offline cosine scorer and lowered MAP@50 "
+        "with the claim-pair classifier, on hep-th and cs768 alike (docs/entailment.md); "
+        "use coverage with an entailment model that passes its benchmark. "
         "influential = the publisher's own mark instead of Delta: a citation the Semantic "
         "Scholar citations dataset marks influential weighs influential_weight, any other "
         "1 (no claims, no pruning; a corpus without the mark walks as uniform)",
