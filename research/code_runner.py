@@ -25,7 +25,6 @@ user can, and without the namespaces it can reach the network, loopback included
 import ctypes
 import math
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -37,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 OUTPUT_TAIL_CHARS = 2000
 RUN_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -162,13 +163,17 @@ def user_tasks() -> int:
     uid = os.getuid()
     if uid == 0:
         return 0
+    return tasks_of(uid)
+
+
+def tasks_of(uid: int) -> int:
+    """The threads of every process whose real user is `uid`, the user the kernel counts
+    against the process limit."""
     count = 0
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and entry.stat().st_uid == uid:
-                count += len(os.listdir(entry / "task"))
-        except OSError:
-            continue  # gone meanwhile
+    for process in psutil.process_iter(["uids", "num_threads"]):
+        uids, threads = process.info["uids"], process.info["num_threads"]
+        if uids is not None and threads is not None and uids.real == uid:
+            count += threads
     return count
 
 
@@ -283,18 +288,10 @@ def cgroup_pids(cgroup: Path) -> list[int]:
 
 def marked_processes(token: str) -> list[int]:
     """Processes whose environment names this run (a block that left its session and
-    process group still carries it, unless it replaced its environment)."""
-    needle = f"{MARKER}={token}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue  # gone, or not ours to read
-    return found
+    process group still carries it, unless it replaced its environment); one whose
+    environment is not ours to read is left out."""
+    return [process.pid for process in psutil.process_iter(["environ"])
+            if (process.info["environ"] or {}).get(MARKER) == token]
 
 
 def kill_pid(pid: int) -> None:
@@ -335,21 +332,13 @@ def own_cgroup() -> Path | None:
 
 
 def cgroup2_mount() -> Path | None:
+    """Where cgroup v2 is mounted (the mount table's escapes undone), or None."""
     try:
-        mounts = Path("/proc/self/mountinfo").read_text().splitlines()
+        mounts = psutil.disk_partitions(all=True)
     except OSError:
         return None
-    for line in mounts:
-        # "... <mount point> <options> ... - cgroup2 cgroup2 rw,..."
-        fields, _, tail = line.partition(" - ")
-        if tail.split(" ", 1)[0] == "cgroup2":
-            return Path(unescape_mount(fields.split()[4]))
-    return None
-
-
-def unescape_mount(path: str) -> str:
-    """A mount point as /proc writes it, with octal escapes for spaces and the like."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
+    mount = next((part.mountpoint for part in mounts if part.fstype == "cgroup2"), None)
+    return None if mount is None else Path(mount)
 
 
 def remove_cgroup(cgroup: Path | None) -> None:

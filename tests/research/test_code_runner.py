@@ -6,14 +6,25 @@ containment it reports is the one that applied."""
 import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
+import threading
 import time
+import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 
 from crase.research.code_extractor import CodeBlock, execute_block
-from crase.research.code_runner import MARKER, run_python
+from crase.research.code_runner import (
+    MARKER,
+    cgroup2_mount,
+    marked_processes,
+    run_python,
+    tasks_of,
+)
 
 
 def python_block(text: str) -> CodeBlock:
@@ -144,3 +155,44 @@ def test_no_network_and_no_secrets_from_proc_where_namespaces_apply() -> None:
         assert seen["environ"] is False  # the server's environment, secrets included
     # What this host gives is what the docs describe (a root VM with cgroup v2 writable).
     print(containment)
+
+
+def test_a_process_carrying_the_run_marker_is_found_and_no_other() -> None:
+    token, other = uuid.uuid4().hex, uuid.uuid4().hex
+    marked = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
+                              env={**os.environ, MARKER: token})
+    try:
+        assert marked.pid in marked_processes(token)
+        assert marked.pid not in marked_processes(other)
+        assert marked.pid not in marked_processes(token[:-1])  # the whole value, not a prefix
+    finally:
+        marked.kill()
+        marked.wait()
+    assert marked.pid not in marked_processes(token)
+
+
+def test_the_tasks_of_a_user_count_the_threads_of_this_process() -> None:
+    release = threading.Event()
+    waiting = [threading.Thread(target=release.wait) for _ in range(3)]
+    for thread in waiting:
+        thread.start()
+    try:
+        assert tasks_of(os.getuid()) >= threading.active_count() >= 4
+        assert tasks_of(unused_uid()) == 0
+    finally:
+        release.set()
+        for thread in waiting:
+            thread.join()
+
+
+def unused_uid() -> int:
+    """A user that runs nothing here: one above every uid in use."""
+    uids = [process.info["uids"] for process in psutil.process_iter(["uids"])]
+    return max(uid.real for uid in uids if uid is not None) + 1
+
+
+def test_the_cgroup2_mount_is_a_cgroup2_folder() -> None:
+    mount = cgroup2_mount()
+    if mount is None:
+        pytest.skip("no cgroup v2 mounted here")
+    assert (mount / "cgroup.procs").is_file()
