@@ -4,9 +4,10 @@ in a named error or a correct result."""
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from crase.errors import (
@@ -49,6 +50,41 @@ def run(server: ReplayServer, call: Any, **overrides: Any) -> Any:
         async with SemanticScholarClient(provider_settings(server, **overrides)) as client:
             return await call(client)
     return asyncio.run(go())
+
+
+class FakeClock:
+    """Time that passes only when the limiter sleeps; what it slept, in order."""
+
+    def __init__(self, start: float = 100.0) -> None:
+        self.time = start
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.time
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.time += seconds
+
+
+class SendTimes(httpx.AsyncHTTPTransport):
+    """The real transport, noting the clock as each request goes out (the limiter has let
+    it through by then; nothing between the two gives way to another caller)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self.clock = clock
+        self.times: list[float] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.times.append(self.clock())
+        return await super().handle_async_request(request)
+
+
+async def retry_pending(client: SemanticScholarClient) -> None:
+    """Returns once the client is waiting out a retry (a 429's Retry-After)."""
+    while client.retry_wait_s == 0:
+        await asyncio.sleep(0.01)
 
 
 def test_batch_details_keep_the_order_and_mark_unknown_ids(server: ReplayServer) -> None:
@@ -129,7 +165,9 @@ def test_a_429_pauses_every_caller_sharing_the_limiter(server: ReplayServer) -> 
 
     async def both(client: SemanticScholarClient) -> None:
         first = asyncio.create_task(client.paper("a"))
-        await asyncio.sleep(0.3)  # b asks while a is waiting out its Retry-After
+        # b asks once a is waiting out its Retry-After (not after a guessed pause: on a
+        # busy machine the 429 may take longer than any guess to come back).
+        await asyncio.wait_for(retry_pending(client), timeout=10.0)
         await asyncio.gather(first, client.paper("b"))
 
     run(server, both)
@@ -190,27 +228,31 @@ def test_the_api_key_goes_in_its_header(server: ReplayServer) -> None:
 
 
 def test_the_rate_limit_holds_across_concurrent_callers(server: ReplayServer) -> None:
+    """Five callers at once, five requests a second: each request goes out a full interval
+    after the one before, on the limiter's clock (a fake one, so a busy machine cannot
+    narrow the gaps as arrival times at the server could)."""
     for name in "abcde":
         server.add("GET", f"paper/{name}", Reply.json({"paperId": name}))
+    clock = FakeClock()
+    sent = SendTimes(clock.now)
 
-    async def five(client: SemanticScholarClient) -> None:
-        await asyncio.gather(*(client.paper(name) for name in "abcde"))
+    async def five() -> None:
+        settings = provider_settings(server, requests_per_second=5.0)
+        limiter = RateLimiter(1.0 / settings.requests_per_second, clock=clock.now,
+                              sleep=clock.sleep)
+        async with SemanticScholarClient(settings, limiter=limiter, transport=sent) as client:
+            found = await asyncio.gather(*(client.paper(name) for name in "abcde"))
+        assert [paper.paperId if paper else None for paper in found] == list("abcde")
 
-    run(server, five, requests_per_second=5.0)
-    times = sorted(request.at for request in server.requests)
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    assert len(times) == 5 and min(gaps) >= 0.18
+    asyncio.run(five())
+    gaps = [b - a for a, b in zip(sent.times, sent.times[1:], strict=False)]
+    assert len(server.requests) == len(sent.times) == 5
+    assert min(gaps) >= 0.2 - 1e-9 and clock.slept == pytest.approx([0.2] * 4)
 
 
 def test_rate_limiter_with_a_fake_clock() -> None:
-    now = [100.0]
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
-
-    limiter = RateLimiter(1.0, clock=lambda: now[0], sleep=sleep)
+    clock = FakeClock()
+    limiter = RateLimiter(1.0, clock=clock.now, sleep=clock.sleep)
 
     async def three() -> None:
         await asyncio.gather(limiter.wait(), limiter.wait(), limiter.wait())
@@ -218,7 +260,7 @@ def test_rate_limiter_with_a_fake_clock() -> None:
         await limiter.wait()
 
     asyncio.run(three())
-    assert slept == [1.0, 1.0, 5.0]
+    assert clock.slept == [1.0, 1.0, 5.0]
 
 
 def test_retry_after_forms() -> None:
