@@ -20,6 +20,7 @@ import difflib
 import importlib
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn
@@ -106,7 +107,15 @@ def load_settings() -> Settings:
             err, Settings, env_name, "fix it in the environment or .env")) from err
 
 
+def show_deprecation(message: Warning | str, category: type[Warning], filename: str,
+                     lineno: int, file: Any = None, line: str | None = None) -> None:
+    """A renamed setting or command, said in one line (not Python's two with a source
+    line): the old name still works until the next release."""
+    print(f"crase: deprecated: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = show_deprecation
     try:
         args = build_parser().parse_args(argv)
         return int(args.handler(args, load_settings()))

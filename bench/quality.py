@@ -8,8 +8,8 @@ For each query file (each on the Neo4j server holding its corpus):
    graph (the Recency variant measures ages from it).
 2. Every system of the main table runs on every query; ablations and the seed-corruption
    test run on the first `subset` queries (a fixed, documented subset). The learned
-   order's feature-group ablations (`ranker_ablations`: a folder of model files, as
-   `python -m crase.bench.learned_ranking evaluate --save-ablations` writes them) run on
+   order's feature-group ablations (`order_ablations`: a folder of model files, as
+   `python -m crase.bench.learned_order evaluate --save-ablations` writes them) run on
    every query: their differences are small. Each (system setting, query) is one line of
    `<out>/runs/<dataset>/<key>.jsonl`, written as soon as it finishes; a rerun skips what
    is done, so an interrupted benchmark resumes.
@@ -34,6 +34,7 @@ from typing import Any
 from crase.bench.corruption import distractor_seeds, random_seeds
 from crase.bench.evaluation import Scored, compare, evaluate, per_query_rows, summarize_cost
 from crase.bench.metrics import CUTOFFS
+from crase.bench.query_sets import read_query_file
 from crase.bench.run_store import Record, RunStore
 from crase.bench.systems import (
     BenchQuery,
@@ -50,7 +51,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
-from crase.search.learned_ranking import load_model
+from crase.search.order_model import load_model
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
@@ -79,7 +80,7 @@ EXTRA_BACKFILLS = {"backfill: crase-ppr, then bm25": ("crase-ppr", "bm25")}
 # Ablations vary one setting of the shipped configuration at a time:
 # name -> (table label, WalkConfig field, values). Settings that only act on Delta (tau,
 # theta, beta) vary the Delta-weighted walk instead (DELTA_ABLATIONS). A setting with
-# choices runs every choice its settings field allows (a new ranker joins the ablation);
+# choices runs every choice its settings field allows (a new walk joins the ablation);
 # numbers are a chosen subset, checked within the field's bounds by tests/bench.
 ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
     "weighting": ("edge weights (Delta or uniform)", "weighting",
@@ -94,7 +95,7 @@ ABLATIONS: dict[str, tuple[str, str, tuple[Any, ...]]] = {
     "beta": ("beta", "beta", (0.0, 0.5, 1.0, 2.0)),
     "theta": ("theta", "theta", (0.3, 0.4, 0.5, 0.6)),
     "orientation": ("orientation", "orientation", choices(SearchSettings, "orientation")),
-    "ranker": ("ranker", "ranker", choices(SearchSettings, "ranker")),
+    "walk": ("walk", "walk", choices(SearchSettings, "walk")),
     "age": ("age reference", "age", ("current", "query")),
     "delta": ("Delta under the shipped search (coverage weighting at tau; * = the shipped "
               "uniform search)", "tau", (0.0, 0.25, 0.5, 0.75)),
@@ -125,7 +126,7 @@ class Options:
     ablations: tuple[str, ...] = ()  # names of ABLATIONS to run
     corruption: bool = False
     subset: int = 50
-    ranker_ablations: Path | None = None  # a folder of learned-order model files (*.json)
+    order_ablations: Path | None = None  # a folder of learned-order model files (*.json)
 
 
 @dataclass(frozen=True)
@@ -218,17 +219,6 @@ def format_duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def read_query_file(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise EvaluationError(f"cannot read query file {path}: {err}") from err
-    try:
-        return [json.loads(line) for line in lines if line.strip()]
-    except json.JSONDecodeError as err:
-        raise EvaluationError(f"{path} is not JSON lines: {err}") from err
-
-
 def resolve_queries(graph: Graph, rows: list[dict[str, Any]]
                     ) -> tuple[list[BenchQuery], dict[str, int], int]:
     """Queries restricted to the graph: relevant ids kept only where the paper exists,
@@ -268,7 +258,7 @@ def main_configs(base: WalkConfig) -> dict[str, WalkConfig]:
     """The walks of the main table. `base` is the product's default setting; `shipped` is
     the search exactly as `crase search` runs it (its fill included), the others are the
     walk's own list (fill none)."""
-    walk = base.but(fill="none", ranker="ppr", order="walk")
+    walk = base.but(fill="none", walk="ppr", order="walk")
     delta = walk.but(weighting="coverage")
     return {"ppr-unweighted": walk.but(weighting="uniform", **PAPER_SEEDING),
             "paper-default": delta.but(fill="text", order="walk", **PAPER_SEEDING),
@@ -277,7 +267,7 @@ def main_configs(base: WalkConfig) -> dict[str, WalkConfig]:
             "shipped": base,
             "crase-ppr": delta,
             "uniform-edges": walk.but(weighting="uniform"),
-            "crase-salsa": delta.but(ranker="salsa"),
+            "crase-salsa": delta.but(walk="salsa"),
             "recency": delta.but(age="query")}
 
 
@@ -290,7 +280,7 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
         wanted.add("crase-ppr")
     if set(options.ablations) & set(SHIPPED_ABLATIONS):
         wanted.add("shipped")
-    models = ranker_model_files(options.ranker_ablations) if options.ranker_ablations else []
+    models = order_model_files(options.order_ablations) if options.order_ablations else []
     if models:  # each model is compared with both
         wanted |= {"learned-order", "previous-default"}
     jobs = []
@@ -309,25 +299,25 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
                 jobs.append(Job(4, name, config.key(), "walk", config, subset_only=True))
         if options.corruption:
             for kind in CORRUPTIONS:
-                config = base.but(ranker="ppr", fill="none", order="walk", seeds=kind)
+                config = base.but(walk="ppr", fill="none", order="walk", seeds=kind)
                 jobs.append(Job(5, name, config.key(), "walk", config, subset_only=True))
-        for config in ranker_ablation_configs(base, models).values():
+        for config in order_ablation_configs(base, models).values():
             jobs.append(Job(6, name, config.key(), "walk", config))
     return sorted(jobs, key=lambda job: job.phase)
 
 
-def ranker_model_files(folder: Path) -> list[Path]:
-    """The model files of a ranker ablation folder, by name; refuses an empty folder."""
+def order_model_files(folder: Path) -> list[Path]:
+    """The model files of an order-model ablation folder, by name; refuses an empty folder."""
     files = sorted(folder.glob("*.json"))
     if not files:
         raise EvaluationError(f"{folder}: no learned-order model file (*.json)")
     return files
 
 
-def ranker_ablation_configs(base: WalkConfig, models: list[Path]) -> dict[Path, WalkConfig]:
+def order_ablation_configs(base: WalkConfig, models: list[Path]) -> dict[Path, WalkConfig]:
     """Model file -> the learned order of the main table with that model."""
     learned = main_configs(base)["learned-order"]
-    return {path: learned.but(ranker_model=str(path.resolve())) for path in models}
+    return {path: learned.but(order_model=str(path.resolve())) for path in models}
 
 
 def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
@@ -336,7 +326,7 @@ def ablation_base(base: WalkConfig, name: str) -> WalkConfig:
     Delta-weighted."""
     if name in SHIPPED_ABLATIONS:
         return base.but(weighting="coverage")
-    clean = base.but(ranker="ppr", fill="none", order="walk")
+    clean = base.but(walk="ppr", fill="none", order="walk")
     return clean.but(weighting="coverage") if name in DELTA_ABLATIONS else clean
 
 
@@ -435,8 +425,8 @@ def run_quality(settings: Settings, specs: list[DatasetSpec], out: Path, options
     unknown = set(options.ablations) - set(ABLATIONS)
     if unknown:
         raise EvaluationError(f"unknown ablations {sorted(unknown)}; known: {list(ABLATIONS)}")
-    if options.ranker_ablations:  # a file the search would refuse fails before any run
-        for path in ranker_model_files(options.ranker_ablations):
+    if options.order_ablations:  # a file the search would refuse fails before any run
+        for path in order_model_files(options.order_ablations):
             load_model(path)
     base = WalkConfig.from_settings(settings.search)
     datasets = {spec.name: open_dataset(spec, options) for spec in specs}
@@ -466,8 +456,8 @@ def collect_results(datasets: dict[str, Dataset], store: RunStore, base: WalkCon
         "options": {"systems": list(options.systems), "limit": options.limit,
                     "ablations": list(options.ablations), "corruption": options.corruption,
                     "subset": options.subset,
-                    "ranker_ablations": (str(options.ranker_ablations)
-                                         if options.ranker_ablations else None)},
+                    "order_ablations": (str(options.order_ablations)
+                                         if options.order_ablations else None)},
         "datasets": {name: dataset_results(data, store, base, options)
                      for name, data in datasets.items()},
     }
@@ -529,10 +519,10 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
     if options.corruption:
         result["corruption"], corruption_rows = corruption_results(data, store, base)
         rows += corruption_rows
-    if options.ranker_ablations:
-        (result["ranker_ablation_reference"], result["ranker_ablations"],
-         ranker_rows) = ranker_ablation_results(data, store, base, options.ranker_ablations)
-        rows += ranker_rows
+    if options.order_ablations:
+        (result["order_ablation_reference"], result["order_ablations"],
+         order_rows) = order_ablation_results(data, store, base, options.order_ablations)
+        rows += order_rows
     write_per_query(rows, data.spec.name, store.folder.parent)
     return result
 
@@ -591,7 +581,7 @@ def ablation_results(data: Dataset, store: RunStore, base: WalkConfig,
     return tables, rows
 
 
-def ranker_ablation_results(data: Dataset, store: RunStore, base: WalkConfig, folder: Path
+def order_ablation_results(data: Dataset, store: RunStore, base: WalkConfig, folder: Path
                             ) -> tuple[dict[str, Any], list[dict[str, Any]],
                                        list[dict[str, Any]]]:
     """The learned order with each model file of `folder`, on every query: one row per
@@ -603,7 +593,7 @@ def ranker_ablation_results(data: Dataset, store: RunStore, base: WalkConfig, fo
     previous = Scored.from_records(store.load(data.spec.name,
                                               walks["previous-default"].key()), data.queries)
     table, rows = [], []
-    for path, config in ranker_ablation_configs(base, ranker_model_files(folder)).items():
+    for path, config in order_ablation_configs(base, order_model_files(folder)).items():
         model = load_model(path)
         records = store.load(data.spec.name, config.key())
         scored = Scored.from_records(records, data.queries)
@@ -643,7 +633,7 @@ def corruption_results(data: Dataset, store: RunStore, base: WalkConfig
                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     table, rows = [], []
     for kind in ("plan", *CORRUPTIONS):
-        config = base.but(ranker="ppr", fill="none", order="walk", seeds=kind)
+        config = base.but(walk="ppr", fill="none", order="walk", seeds=kind)
         records = store.load(data.spec.name, config.key())
         scored = Scored.from_records(records, data.subset)
         label = {"plan": "clean seeds", "distractor": "lexically similar distractors",

@@ -25,9 +25,9 @@ from crase.bench.pagerank import sparse_personalized_pagerank
 from crase.bench.search_latency import percentile, read_queries
 from crase.graph import Graph, Row
 from crase.search.pipeline import run_search
-from crase.search.ranking import projection_parameters
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
+from crase.search.walk import projection_parameters
 from crase.settings import Settings
 
 RANK_CALLS = ("project_evidence_graph", "rank_pagerank", "drop_projection")

@@ -111,8 +111,8 @@ def dataset_section(name: str, data: dict[str, Any], results: dict[str, Any],
                      for row in data["corruption"]],
                     f"{name}: seed corruption, first {data['subset']} queries",
                     out / f"corruption_{name}.png", label=lambda e: e["system"])
-    if "ranker_ablations" in data:
-        lines += ranker_ablation_section(data, results["options"].get("ranker_ablations"))
+    if "order_ablations" in data:
+        lines += order_ablation_section(data, results["options"].get("order_ablations"))
     return lines
 
 
@@ -268,9 +268,9 @@ def ablation_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def ranker_ablation_section(data: dict[str, Any], folder: str | None) -> list[str]:
-    reference = data["ranker_ablation_reference"]
-    if not any(row["applied"] for row in [reference, *data["ranker_ablations"]]):
+def order_ablation_section(data: dict[str, Any], folder: str | None) -> list[str]:
+    reference = data["order_ablation_reference"]
+    if not any(row["applied"] for row in [reference, *data["order_ablations"]]):
         # Every list kept the walk's or the text's order: the rows would all be the same.
         return ["### Learned order: feature groups removed", "",
                 f"No model ordered any of the {data['queries']} queries (every search's "
@@ -283,16 +283,16 @@ def ranker_ablation_section(data: dict[str, Any], folder: str | None) -> list[st
              f"model ({own}; marked *) and the previous default (paired bootstrap, 95% "
              "interval). Ordered: queries whose list the model ordered; the others keep "
              "the walk's order and the text fill, the same for every model.", "",
-             *ranker_ablation_table(reference, data["ranker_ablations"]), "",
+             *order_ablation_table(reference, data["order_ablations"]), "",
              "Training data of each model:", ""]
-    lines += [f"- `{row['model']}`: {training_note(row)}" for row in data["ranker_ablations"]]
+    lines += [f"- `{row['model']}`: {training_note(row)}" for row in data["order_ablations"]]
     return [*lines, ""]
 
 
 RANKER_COLUMNS = (("recall", 5), ("recall", 10), ("recall", 20), ("recall", 50), ("map", 50))
 
 
-def ranker_ablation_table(reference: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def order_ablation_table(reference: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     lines = ["| model | R@5 | R@10 | R@20 | R@50 | MAP@50 | Hit@5 | R@50 minus * [95% CI] | "
              "MAP@50 minus * [95% CI] | R@50 minus previous default [95% CI] | ordered | n |",
              "|---|" + "---:|" * 11]
@@ -311,7 +311,7 @@ def ranker_ablation_table(reference: dict[str, Any], rows: list[dict[str, Any]])
 
 
 def training_note(row: dict[str, Any]) -> str:
-    """What a model was trained on, from its description (search/ranker_training.py)."""
+    """What a model was trained on, from its description (search/order_training.py)."""
     t = row["training"]
     years = f"{t.get('source_year_min')}-{t.get('source_year_max')}"
     return (f"corpus {t.get('corpus') or '?'}, {t.get('queries')} queries "

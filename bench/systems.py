@@ -8,7 +8,7 @@ a ranked list of paper ids (best first), and never sees the query's source paper
   of a `WalkConfig`: Crase-PPR (the shipped settings), Crase-SALSA, Recency (ages from the
   query's year instead of this year), the unweighted walk (every edge of the same
   neighbourhood weighs 1, no Delta, no pruning, no age), and the ablation and seed-corruption
-  variants; a `ranker_model` runs the learned order with another model file. The source
+  variants; a `order_model` runs the learned order with another model file. The source
   paper goes in `exclude`, which leaves it out with all its edges.
 - Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
   and backfill: one system's list, its empty places filled by another's.
@@ -32,10 +32,10 @@ from crase.settings import (
     Hops,
     Order,
     Orientation,
-    Ranker,
     SearchSettings,
     SeedRule,
     SeedWeights,
+    WalkMethod,
     Weighting,
 )
 
@@ -79,7 +79,7 @@ class WalkConfig:
     (the per-query output file's name) does not depend on which settings are the defaults,
     and two ablations that land on the same setting share one set of runs."""
 
-    ranker: Ranker
+    walk: WalkMethod
     weighting: Weighting
     hops: Hops
     query_seeds: int
@@ -99,13 +99,13 @@ class WalkConfig:
     fill: Fill = "none"  # "text": the search's own fill, as it ships
     order: Order = "walk"  # "learned": the learned order of the walk's and text's candidates
     # The learned order's model file; None: the one the search's backends name (the shipped
-    # model unless Settings.ranker_model says otherwise). The key holds only the file's
+    # model unless Settings.order_model says otherwise). The key holds only the file's
     # stem, so two model files of one name share their runs.
-    ranker_model: str | None = None
+    order_model: str | None = None
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> "WalkConfig":
-        return cls(ranker=settings.ranker, weighting=settings.weighting, hops=settings.hops,
+        return cls(walk=settings.walk, weighting=settings.weighting, hops=settings.hops,
                    query_seeds=settings.query_seeds, seeds_per_query=settings.seeds_per_query,
                    sub_queries=settings.sub_queries, seed_rule=settings.seed_rule,
                    seed_weights=settings.seed_weights,
@@ -125,19 +125,19 @@ class WalkConfig:
             seeding += f"-sw{self.sub_query_weight:g}"
         tail = (f"-seeds_{self.seeds}" + ("-fill_text" if self.fill == "text" else "")
                 + ("-order_learned" if self.order == "learned" else "")
-                + (f"-model_{Path(self.ranker_model).stem}" if self.ranker_model else ""))
+                + (f"-model_{Path(self.order_model).stem}" if self.order_model else ""))
         if self.weighting == "uniform":  # Delta, tau, theta and beta play no part
-            return (f"walk-{self.ranker}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
+            return (f"walk-{self.walk}-uniform-h{self.hops}-{seeding}-a{self.alpha:g}"
                     f"-{self.orientation}{tail}")
         if self.weighting == "influential":  # nor here: the publisher's mark weighs edges
-            return (f"walk-{self.ranker}-influential{self.influential_weight:g}-h{self.hops}"
+            return (f"walk-{self.walk}-influential{self.influential_weight:g}-h{self.hops}"
                     f"-{seeding}-a{self.alpha:g}-{self.orientation}{tail}")
-        return (f"walk-{self.ranker}-h{self.hops}-{seeding}-th{self.theta:g}-tau{self.tau:g}"
+        return (f"walk-{self.walk}-h{self.hops}-{seeding}-th{self.theta:g}-tau{self.tau:g}"
                 f"-b{self.beta:g}-a{self.alpha:g}-{self.orientation}-age_{self.age}{tail}")
 
     def search_settings(self, base: SearchSettings, depth: int) -> SearchSettings:
         return base.model_copy(update={
-            "ranker": self.ranker, "weighting": self.weighting, "hops": self.hops,
+            "walk": self.walk, "weighting": self.weighting, "hops": self.hops,
             "query_seeds": self.query_seeds, "seeds_per_query": self.seeds_per_query,
             "sub_queries": self.sub_queries, "seed_rule": self.seed_rule,
             "seed_weights": self.seed_weights, "sub_query_weight": self.sub_query_weight,
@@ -173,8 +173,8 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
     """The evidence-graph pipeline with `config`; `seeds_for` supplies replacement seeds
     (the corruption test) instead of the plan and seed search."""
     params = config.search_settings(base, depth)
-    if config.ranker_model:
-        backends = replace(backends, ranker_model=Path(config.ranker_model))
+    if config.order_model:
+        backends = replace(backends, order_model=Path(config.order_model))
 
     def search(query: BenchQuery) -> SystemRun:
         request = SearchRequest(

@@ -258,9 +258,9 @@ class RayUnavailable(CraseError):
     cluster cannot hold the workers asked for."""
 
 
-class RankerModelInvalid(SettingsError):
+class OrderModelInvalid(SettingsError):
     """A learned ranking model file is missing, unreadable, or names features the search
-    does not compute (`crase train-ranker` writes one)."""
+    does not compute (`crase train-order` writes one)."""
 
 
 class EntailmentModelInvalid(SettingsError):

@@ -8,6 +8,7 @@ on their own. The jars stay where `make jars` put them (`var/neo4j` of the check
 path is derived from where the source files are installed.
 """
 
+import warnings
 from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, get_origin
@@ -65,11 +66,32 @@ SeedRule = Literal["relevance", "relevance-and-recency"]
 SeedWeights = Literal["relevance", "uniform"]
 Hops = Literal["1", "1.5", "2"]
 SearchSource = Literal["local", "semantic-scholar"]
-Ranker = Literal["ppr", "salsa"]
+WalkMethod = Literal["ppr", "salsa"]
 Orientation = Literal["references", "citing", "both"]
 Weighting = Literal["coverage", "uniform", "influential"]
 Fill = Literal["none", "text"]
 Order = Literal["walk", "learned"]
+
+
+# Settings renamed in this release, old name -> new: the old name is still read, with a
+# deprecation message, until the next release.
+RENAMED_SEARCH_SETTINGS = {"ranker": "walk"}
+RENAMED_SETTINGS = {"ranker_model": "order_model"}
+
+
+def renamed_settings(data: Any, renames: dict[str, str], where: str) -> Any:
+    """`data` with each old setting name moved to its new one (a value given under the new
+    name wins), and a FutureWarning for each old name used."""
+    if not isinstance(data, dict) or not renames.keys() & data.keys():
+        return data
+    data = dict(data)
+    for old, new in renames.items():
+        if old in data:
+            value = data.pop(old)
+            data.setdefault(new, value)
+            warnings.warn(f"the setting {where}{old} is now {where}{new}; {old} is read until "
+                          "the next release", FutureWarning, stacklevel=2)
+    return data
 
 
 def choices(model: type[BaseModel], name: str) -> tuple[str, ...]:
@@ -133,7 +155,11 @@ class SearchSettings(BaseModel):
     alpha: float = Field(0.15, gt=0, lt=1, allow_inf_nan=False,
                          description="Teleport probability of the walk")
     k: int = Field(50, ge=1, le=1000, description="Papers returned")
-    ranker: Ranker = Field("ppr", description="Graph ranker")
+    walk: WalkMethod = Field(
+        "ppr",
+        description="The walk that ranks the neighbourhood: ppr = personalized PageRank on "
+        "GDS, salsa = SALSA in numpy (search/walk.py); not the learned order (`order`)",
+    )
     orientation: Orientation = Field(
         "both", description="Direction the walk follows citation edges"
     )
@@ -164,7 +190,7 @@ class SearchSettings(BaseModel):
         description="The final order: learned = a linear model over each candidate's "
         "evidence (walk score and rank, BM25 and embedding ranks, links to the seeds, "
         "co-citation and coupling, citations by the query's text hits, degrees, age; "
-        "search/learned_ranking.py) orders the walk's top 200, the query's top 100 BM25 "
+        "search/order_model.py) orders the walk's top 200, the query's top 100 BM25 "
         "and embedding hits and the papers those hits cite most, where the walk ranks at "
         "least k papers; where it ranks fewer than 3 papers per seed (the graph adds "
         "almost nothing to the seeds) the query's own text ranking orders the walk's and "
@@ -182,6 +208,11 @@ class SearchSettings(BaseModel):
         1e-9, gt=0, le=0.1, allow_inf_nan=False,
         description="PageRank convergence tolerance (above 0, at most 0.1)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_settings(data, RENAMED_SEARCH_SETTINGS, "search.")
 
     @model_validator(mode="after")
     def _some_search(self) -> "SearchSettings":
@@ -560,16 +591,24 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
-    ranker_model: Path | None = Field(
+    order_model: Path | None = Field(
         None,
         description="The model file of the learned order (search.order learned; `crase "
-        "train-ranker` writes one); default: the shipped model, trained on hep-th papers "
+        "train-order` writes one); default: the shipped model, trained on hep-th papers "
         "published before 2003 only",
     )
+    # The old name of order_model (CRASE_RANKER_MODEL), read until the next release: the
+    # environment source reads declared fields only, so the old name stays declared here.
+    ranker_model: Path | None = Field(None, description="Deprecated: use order_model")
     var_dir: Path = Field(default_factory=local_var_dir,
                           description="Local state: runs, rejects, caches, the server home")
     sample_corpus: Path = Field(default_factory=lambda: Path.cwd() / "data" / "sample",
                                 description="Corpus a benchmark reads when none is given")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_settings(data, RENAMED_SETTINGS, "")
 
     @model_validator(mode="after")
     def _follow_var_dir(self) -> "Settings":

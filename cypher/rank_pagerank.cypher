@@ -3,7 +3,7 @@
 // nodes (cypher/project_evidence_graph.cypher): paper i is $nodes[i] and the origin is
 // $origin, so a score is mapped back to its paper without a lookup. Scores are divided by
 // their sum over the papers, which turns GDS's leaky scores into the paper's stationary
-// distribution (the two are proportional; see search/ranking.py).
+// distribution (the two are proportional; see search/walk.py).
 // Parameters: $graph_name, $nodes (paper ids by number), $origin (the origin's number),
 //             $damping, $max_iterations, $tolerance, $k.
 // concurrency 1: an evidence graph has a few thousand edges, and on graphs that small one

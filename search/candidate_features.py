@@ -1,5 +1,5 @@
 """The evidence for each candidate of one search, as numbers a learned ranking combines
-(search/learned_ranking.py).
+(search/order_model.py).
 
 The candidates are the walk's top `WALK_POOL` papers and the query's top `TEXT_POOL` hits
 of BM25 and of the embeddings. For each, the features below, every one computed from what
@@ -9,7 +9,7 @@ the excluded papers: a benchmark query's hidden source paper does not count) and
 Nothing here reads a paper the search excludes or an edge of one.
 
 Each feature belongs to one group; the benchmark's ablations train without one group at a
-time (bench/learned_ranking.py).
+time (bench/learned_order.py).
 """
 
 import math

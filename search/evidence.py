@@ -12,7 +12,7 @@ import numpy as np
 
 from crase.scoring.claims import Claim
 from crase.search.expansion import Edge
-from crase.search.ranking import walk_steps
+from crase.search.walk import walk_steps
 
 
 @dataclass
@@ -41,7 +41,7 @@ class PaperEvidence:
     text_rank: int | None = None
     restart_share: float | None = None
     # Under the learned order: the features that placed the paper, each with its term of
-    # the model's score (the largest first; search/learned_ranking.py).
+    # the model's score (the largest first; search/order_model.py).
     ranking_features: dict[str, float] | None = None
 
     def edges(self) -> list[EdgeEvidence]:

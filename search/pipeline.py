@@ -29,13 +29,12 @@ from crase.search.grounding import (
     read_claims,
     read_matrices,
 )
-from crase.search.learned_ranking import (
+from crase.search.order_model import (
     MIN_QUERY_WORDS,
-    RankerModel,
+    OrderModel,
     model_at,
     order_by_model,
 )
-from crase.search.ranking import Walk, rank
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import (
@@ -48,6 +47,7 @@ from crase.search.seeds import (
     unique_seed_ids,
 )
 from crase.search.text_fill import fill_from_text, text_order
+from crase.search.walk import Walk, rank
 from crase.settings import SearchSettings
 from crase.usage import Usage
 
@@ -222,7 +222,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                                       walk_weights(p, hood)))
     learned = p.order == "learned"
     with run.stage("rank"):
-        walk = Walk(p.ranker, p.orientation, request.age_reference(),
+        walk = Walk(p.walk, p.orientation, request.age_reference(),
                     p.beta if by_delta else 0.0, p.alpha,
                     max(p.k, WALK_POOL) if learned else p.k, p.max_iterations, p.tolerance)
         ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
@@ -243,7 +243,7 @@ def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
             ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
                                            p.k, TEXT_POOL, request.exclude)
         elif learned and outside is None:
-            model = model_at(backends.ranker_model)
+            model = model_at(backends.order_model)
             order |= {"placed_by": "model", "model": model.summary()}
             ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
                                             model)
@@ -299,7 +299,7 @@ def learned_order_outside(query: str, walked: int, k: int) -> str | None:
 
 def _order_learned(graph: Graph, backends: SearchBackends, request: SearchRequest,
                    walked: list[tuple[str, float]], hood: Neighbourhood,
-                   restart: dict[str, float], model: RankerModel
+                   restart: dict[str, float], model: OrderModel
                    ) -> tuple[list[tuple[str, float]], dict[str, dict[str, float]]]:
     """The learned order of the walk's list and the query's text hits: the top k with each
     one's largest feature contributions."""
@@ -345,7 +345,7 @@ def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, flo
 
 def read_result_papers(graph: Graph, ids: list[str]) -> dict[str, Row]:
     """Title, year and authors of each ranked paper. The walk ranks numbered nodes and reads
-    no paper (search/ranking.py), so a paper deleted while the search ran is caught here,
+    no paper (search/walk.py), so a paper deleted while the search ran is caught here,
     as a named error."""
     papers = {row["id"]: row for row in graph.read("read_papers", ids=ids)}
     if gone := [paper for paper in ids if paper not in papers]:

@@ -15,7 +15,7 @@ SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default
            "learned-order", "shipped", "crase-ppr",
            "uniform-edges", "crase-salsa", "recency", "hybrid")
 ABLATIONS = ("weighting", "seed_weights", "query_seeds", "sub_queries", "seed_rule", "hops",
-             "tau", "beta", "theta", "orientation", "ranker", "age", "delta")
+             "tau", "beta", "theta", "orientation", "walk", "age", "delta")
 # `crase bench entailment --scorer` names (bench/entailment_pairs.py SCORERS, which a test
 # holds this to): spelled here so the help needs no import of the scorers.
 ENTAILMENT_SCORERS = ("shipped", "offline-minilm-cosine", "offline-minilm-int8-cosine",
@@ -53,10 +53,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                          help="seed-corruption stress test (distractor and random seeds)")
     quality.add_argument("--subset", type=int, default=50, metavar="N",
                          help="queries (the first N) for ablations and corruption (default 50)")
-    quality.add_argument("--ranker-ablations", type=Path, metavar="DIR",
+    quality.add_argument("--order-ablations", type=Path, metavar="DIR",
                          help="run the learned order once per model file DIR/*.json, on "
                               "every query, against the search's own model and the previous "
-                              "default (write DIR with python -m crase.bench.learned_ranking "
+                              "default (write DIR with python -m crase.bench.learned_order "
                               "evaluate --save-ablations DIR)")
     quality.set_defaults(handler=run_quality_bench)
     add_entailment_command(actions)
@@ -129,7 +129,7 @@ def run_quality_bench(args: argparse.Namespace, settings: Settings) -> int:
     ablations = () if args.ablations is None else tuple(args.ablations or ABLATIONS)
     options = Options(systems=tuple(args.systems), limit=args.limit, ablations=ablations,
                       corruption=args.corruption, subset=args.subset,
-                      ranker_ablations=args.ranker_ablations)
+                      order_ablations=args.order_ablations)
     command = shlex.join(["crase", *sys.argv[1:]])
     report = run_quality(settings, dataset_specs(args, settings), args.out, options, command)
     print(f"report: {report}")

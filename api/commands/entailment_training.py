@@ -9,7 +9,7 @@ from pathlib import Path
 from crase.errors import NliDataInvalid
 from crase.settings import Settings
 
-ORDER = 86  # place in `crase --help` (api/cli.py): after train-ranker
+ORDER = 86  # place in `crase --help` (api/cli.py): after train-order
 # Where the SciNLI / MSciNLI files sit under --nli (the layout of ../shared/data/nli).
 TRAINING_FILES = ("scinli/train_1.tsv", "scinli/train_2.tsv")
 DEV_FILES = {"scinli_dev": "scinli/dev.csv", "mscinli_dev": "mscinli/dev.csv"}

@@ -4,6 +4,7 @@ import argparse
 import functools
 import json
 import sys
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,13 @@ from crase.search.request import (
     field_at,
     number_kind,
 )
-from crase.settings import ModelSettings, SearchSettings, Settings, choices
+from crase.settings import (
+    RENAMED_SEARCH_SETTINGS,
+    ModelSettings,
+    SearchSettings,
+    Settings,
+    choices,
+)
 
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
@@ -38,6 +45,22 @@ if TYPE_CHECKING:
 SETTINGS_ONLY = ("seed_pool", "seed_rule", "sub_query_weight", "alpha", "max_iterations",
                  "tolerance")
 SEARCH_FLAGS = tuple(name for name in SearchSettings.model_fields if name not in SETTINGS_ONLY)
+
+
+class RenamedFlag(argparse.Action):
+    """A flag renamed in this release (RENAMED_SEARCH_SETTINGS): still read, with a one-line
+    deprecation message, until the next release; not shown in --help."""
+
+    def __init__(self, *args: Any, new_flag: str, **kwargs: Any) -> None:
+        kwargs["help"] = argparse.SUPPRESS
+        super().__init__(*args, **kwargs)
+        self.new_flag = new_flag
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        warnings.warn(f"{option_string} is now {self.new_flag}; {option_string} is read until "
+                      "the next release", FutureWarning, stacklevel=2)
+        setattr(namespace, self.dest, values)
 
 
 def flag_of(name: str) -> str:
@@ -135,6 +158,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("query", help="the research question, in quotes")
     for name in SEARCH_FLAGS:
         search.add_argument(flag_of(name), **setting_flag(SearchSettings, name))
+    for old, new in RENAMED_SEARCH_SETTINGS.items():
+        search.add_argument(flag_of(old), **setting_flag(SearchSettings, new),
+                            action=RenamedFlag, new_flag=flag_of(new))
     search.add_argument("--year", type=flag_number(SearchRequest, "reference_year"),
                         dest="reference_year",
                         help="measure ages from this year (default: this year)")

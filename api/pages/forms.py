@@ -15,7 +15,7 @@ from crase.settings import SearchSettings, Settings, choices
 
 # The main parameters of a search, as the form names them (SearchSettings' fields): a
 # chosen few, each laid out in templates/search.html.
-SEARCH_FIELDS = ("k", "weighting", "hops", "sub_queries", "query_seeds", "ranker", "theta",
+SEARCH_FIELDS = ("k", "weighting", "hops", "sub_queries", "query_seeds", "walk", "theta",
                  "tau")
 
 

@@ -37,7 +37,7 @@ class SearchBody(BaseModel):
 
     query: str = Field(..., min_length=3, max_length=4000, description="The research question")
     params: SearchParams | None = Field(
-        None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, ranker, ...)")
+        None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, walk, ...)")
     reference_year: int | None = Field(
         None, ge=1900, le=2200, description="Year ages are measured from; default this year")
     exclude: list[str] = Field(

@@ -31,7 +31,7 @@ def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = 
         scorer=scorer,
         encoder=encoder,
         provider=settings.providers,
-        ranker_model=settings.ranker_model,
+        order_model=settings.order_model,
     )
 
 

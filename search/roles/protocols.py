@@ -63,8 +63,8 @@ class SearchBackends:
     encoder: TextEncoder | None = None
     # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
     provider: ProviderSettings | None = None
-    # The learned order's model file (Settings.ranker_model); None: the shipped model.
-    ranker_model: Path | None = None
+    # The learned order's model file (Settings.order_model); None: the shipped model.
+    order_model: Path | None = None
 
     def names(self) -> dict[str, str]:
         return {"planner": self.planner.name, "claims": self.extractor.name,

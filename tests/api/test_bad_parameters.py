@@ -56,7 +56,7 @@ BAD_COMMANDS: list[tuple[list[str], list[str]]] = [
     (["search", QUERY, "--seeds-per-query", "0"], ["--seeds-per-query 0", "1 to 100"]),
     (["search", QUERY, "--year", "1200"], ["--year 1200", "1900 to 2200"]),
     (["search", QUERY, "--year", "soon"], ["--year", "soon"]),
-    (["search", QUERY, "--ranker", "bogus"], ["--ranker", "bogus"]),
+    (["search", QUERY, "--walk", "bogus"], ["--walk", "bogus"]),
     (["search"], ["query"]),
     (["search", QUERY, "-k", "0", "--tau", "5"], ["-k 0", "--tau 5"]),
     (["idea", "***"], ["no word to search"]),

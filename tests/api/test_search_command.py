@@ -146,10 +146,10 @@ def test_the_table_has_authors_and_links_and_opens_only_returned_and_seeds(
     # The Run holds its parameters as plain properties, next to the JSON string.
     with graph.driver.session(database=graph.database) as session:
         plain = session.run("MATCH (r:Run {id: $id}) RETURN r.tau AS tau, r.k AS k, "
-                            "r.theta AS theta, r.ranker AS ranker, r.params AS params",
+                            "r.theta AS theta, r.walk AS walk, r.params AS params",
                             id=run_id).single()
     assert plain is not None
-    assert (plain["tau"], plain["k"], plain["ranker"]) == (0.2, 8, "ppr")
+    assert (plain["tau"], plain["k"], plain["walk"]) == (0.2, 8, "ppr")
     assert plain["theta"] == json.loads(plain["params"])["params"]["theta"]
 
     # The lighter query shows the returned papers and the seeds, not all considered ones.

@@ -10,7 +10,7 @@ from crase.bench.rank_stage import TimedGraph, numpy_top
 from crase.bench.search_latency import sample_queries
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph
-from crase.search.ranking import Walk, rank
+from crase.search.walk import Walk, rank
 from tests.sample_slice import load_sample_slice
 from tests.search.test_ranking_gds import DELTA, YEARS, make_graph
 

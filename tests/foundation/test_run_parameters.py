@@ -6,7 +6,7 @@ import pytest
 from crase.graph import Graph
 from crase.run_lifecycle import RunLifecycle, browser_query, plain_properties
 
-SEARCH_PARAMS = {"query": "tachyon", "params": {"k": 20, "tau": 0.2, "ranker": "ppr",
+SEARCH_PARAMS = {"query": "tachyon", "params": {"k": 20, "tau": 0.2, "walk": "ppr",
                                                 "nested": {"k": 3}},
                  "reference_year": None, "exclude": ["a", "b"], "seed_override": None,
                  "mixed": [1, "x"], "rows": [{"a": 1}]}
@@ -14,7 +14,7 @@ SEARCH_PARAMS = {"query": "tachyon", "params": {"k": 20, "tau": 0.2, "ranker": "
 
 def test_nested_parameters_are_flattened_to_their_own_names() -> None:
     assert plain_properties(SEARCH_PARAMS) == {
-        "k": 20, "tau": 0.2, "ranker": "ppr", "params_nested_k": 3, "exclude": ["a", "b"]}
+        "k": 20, "tau": 0.2, "walk": "ppr", "params_nested_k": 3, "exclude": ["a", "b"]}
 
 
 def test_a_parameter_never_replaces_a_property_of_the_run() -> None:

@@ -1,6 +1,6 @@
 """The dense SALSA that crase.scoring.salsa replaced (weights as an n x n matrix), kept
 verbatim as the oracle the edge-list version is compared with, float for float, in
-tests/scoring/test_salsa.py and tests/search/test_ranking_projection.py. Not product code."""
+tests/scoring/test_salsa.py and tests/search/test_walk_projection.py. Not product code."""
 
 import numpy as np
 from numpy.typing import NDArray

@@ -16,7 +16,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.scoring.delta import coverage_affinity, edge_weight, stored_coverage_affinity
-from crase.search.ranking import Walk, projection_parameters, weighted_steps
+from crase.search.walk import Walk, projection_parameters, weighted_steps
 
 pytestmark = pytest.mark.integration
 

@@ -93,9 +93,9 @@ def test_excluded_papers_never_appear(graph: Graph, backends: SearchBackends) ->
 
 def test_salsa_and_other_radii_run(graph: Graph, backends: SearchBackends) -> None:
     rows = load_slice(graph, 200)
-    for params in (SearchSettings(ranker="salsa", k=10), SearchSettings(hops="1", k=10),
+    for params in (SearchSettings(walk="salsa", k=10), SearchSettings(hops="1", k=10),
                    SearchSettings(hops="2", k=10), SearchSettings(orientation="references"),
-                   SearchSettings(ranker="salsa", k=10, **PAPER)):
+                   SearchSettings(walk="salsa", k=10, **PAPER)):
         result = run_search(graph, backends, SearchRequest(query=rows[1]["title"], params=params))
         assert result.results, params
 
@@ -105,7 +105,7 @@ def test_a_thin_graph_leaves_places_that_text_hits_fill(graph: Graph,
     rows = load_slice(graph, 200)
     query = rows[1]["title"]
     # The walk's order (under the learned one, a graph this thin is ordered by the text:
-    # tests/search/test_ranker_training.py).
+    # tests/search/test_order_training.py).
     thin = SearchSettings(hops="1", k=500, order="walk", **PAPER)
     walk = run_search(graph, backends,
                       SearchRequest(query=query, params=thin.model_copy(update={"fill": "none"})))

@@ -1,15 +1,15 @@
 """The learned ranking measured apart from the search: candidates and features are gathered
 once per query (the slow part), then models are fit and compared in seconds.
 
-    python -m crase.bench.learned_ranking collect --queries Q.jsonl --out dev.pkl
-    python -m crase.bench.learned_ranking collect --train 600 --before-year 2003 \\
+    python -m crase.bench.learned_order collect --queries Q.jsonl --out dev.pkl
+    python -m crase.bench.learned_order collect --train 600 --before-year 2003 \\
         --hold-out Q.jsonl --out train.pkl
-    python -m crase.bench.learned_ranking evaluate --train train.pkl --dev dev.pkl
+    python -m crase.bench.learned_order evaluate --train train.pkl --dev dev.pkl
 
 `collect --queries` gathers a benchmark query set (each source paper hidden with its
 edges); `collect --train` draws training queries from the corpus's own citations
-(search/ranker_training.py), never a held-out set's source paper. `evaluate` fits the
-default model (DEFAULT_FEATURES, as `crase train-ranker` does), one on every feature and
+(search/order_training.py), never a held-out set's source paper. `evaluate` fits the
+default model (DEFAULT_FEATURES, as `crase train-order` does), one on every feature and
 one without each feature group on the training file, and prints each one's
 Recall@K, MAP@K and Hit@5 on the dev file next to the walk's own order (the previous
 default: the walk's top k, its empty places filled from the fused text ranking), with
@@ -19,7 +19,7 @@ paired bootstrap intervals against it. The candidate pool bounds every model: th
 The figures of record come from `crase bench quality` (shipped against previous-default);
 this tool is for choosing the model and the ablations on the same dev queries.
 `evaluate --save-ablations DIR` writes every model of its table, each described by its
-training data, for `crase bench quality --ranker-ablations DIR` to measure in the search.
+training data, for `crase bench quality --order-ablations DIR` to measure in the search.
 """
 
 import argparse
@@ -33,19 +33,20 @@ from typing import Any
 import numpy as np
 
 from crase.bench.metrics import CUTOFFS, average_precision_at_k, hit_at_k, hits_at_k
-from crase.bench.quality import read_query_file, resolve_queries
+from crase.bench.quality import resolve_queries
+from crase.bench.query_sets import read_query_file
 from crase.bench.significance import mean_difference, pooled_difference
 from crase.graph import Graph
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES
-from crase.search.learned_ranking import RankerModel, order_candidates, save_model
-from crase.search.ranker_training import (
+from crase.search.order_model import OrderModel, order_candidates, save_model
+from crase.search.order_training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
     example_from,
     read_training_queries,
     search_evidence,
-    train_ranker,
+    train_order_model,
     training_example,
 )
 from crase.search.text_ranking import BM25_WEIGHT, fuse
@@ -137,7 +138,7 @@ def versus(a: list[list[str]], b: list[list[str]], relevants: list[frozenset[str
             f"MAP@50 {ap.value:+.3f} [{ap.low:+.3f}, {ap.high:+.3f}]")
 
 
-def model_rankings(model: RankerModel, dev: list[DevQuery]) -> list[list[str]]:
+def model_rankings(model: OrderModel, dev: list[DevQuery]) -> list[list[str]]:
     """The model's top K where the walk ranked at least K papers; elsewhere the walk's
     order and the text fill, as the search does (search/pipeline.py)."""
     return [[p.id for p in order_candidates(model, q.example.candidates, K)]
@@ -169,7 +170,7 @@ def training_description(args: argparse.Namespace, train: list[TrainingExample]
         raise SystemExit(f"a training query is not from before {args.before_year}")
     return {"before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
             "held_out_query_files": args.held_out_names,
-            "command": "python -m crase.bench.learned_ranking collect --train "
+            "command": "python -m crase.bench.learned_order collect --train "
                        f"{len(train)} --from-year {args.from_year} --before-year "
                        f"{args.before_year} --seed {args.seed}"}
 
@@ -186,7 +187,7 @@ def evaluate(args: argparse.Namespace) -> None:
     rows = {"previous default (walk order)": baseline}
     models = {}
     for name, features in variant_features().items():
-        models[name] = train_ranker(train, name, args.corpus if saving else "dev", settings,
+        models[name] = train_order_model(train, name, args.corpus if saving else "dev", settings,
                                     features)
         rows[variant_label(name)] = model_rankings(models[name], dev)
     print(f"{len(train)} training queries, {len(dev)} dev queries; candidate pool recall "
@@ -213,7 +214,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m crase.bench.learned_ranking")
+    parser = argparse.ArgumentParser(prog="python -m crase.bench.learned_order")
     actions = parser.add_subparsers(dest="action", required=True)
     gather = actions.add_parser("collect")
     gather.add_argument("--queries", type=Path, help="a benchmark query set (dev)")
@@ -232,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--save-ablations", type=Path, metavar="DIR",
                          help="write every model of the table, trained on --train, as "
                               "DIR/all-features.json and DIR/without-<group>.json "
-                              "(for crase bench quality --ranker-ablations DIR)")
+                              "(for crase bench quality --order-ablations DIR)")
     measure.add_argument("--corpus", default="", help="the training corpus's name")
     measure.add_argument("--before-year", type=int, default=2003)
     measure.add_argument("--from-year", type=int)

@@ -33,14 +33,14 @@ from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.scoring.salsa import edge_list, salsa_scores
 from crase.search.expansion import Edge
-from crase.settings import Orientation, Ranker
+from crase.settings import Orientation, WalkMethod
 
 
 @dataclass(frozen=True)
 class Walk:
     """How the retained graph is walked."""
 
-    ranker: Ranker
+    method: WalkMethod
     orientation: Orientation
     reference_year: int
     beta: float
@@ -99,7 +99,7 @@ def rank(graph: Graph, run_id: str, pruned: PrunedGraph, walk: Walk,
         return []
     p = retained_restart(restart, pruned.seeds)
     steps = weighted_steps(pruned.edges, years, walk)
-    return RANKERS[walk.ranker](graph, run_id, pruned, steps, p, walk)
+    return WALK_METHODS[walk.method](graph, run_id, pruned, steps, p, walk)
 
 
 def rank_pagerank(graph: Graph, run_id: str, pruned: PrunedGraph,
@@ -146,9 +146,9 @@ def rank_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],
 
 RankStage = Callable[[Graph, str, PrunedGraph, list[tuple[str, str, float]], dict[str, float],
                       Walk], list[tuple[str, float]]]
-# One entry per choice of the `ranker` setting (a test holds the two equal): a new choice
-# without its stage fails there, not by quietly running another ranker.
-RANKERS: dict[str, RankStage] = {
+# One entry per choice of the `walk` setting (a test holds the two equal): a new choice
+# without its stage fails there, not by quietly running another walk.
+WALK_METHODS: dict[str, RankStage] = {
     "ppr": rank_pagerank,
     "salsa": lambda _graph, _run_id, _pruned, steps, p, walk: rank_salsa(steps, p, walk),
 }

@@ -1,6 +1,6 @@
 """The learned ranking: a linear model over the candidates' features
 (search/candidate_features.py), trained from a corpus's own citations
-(search/ranker_training.py) and stored as JSON with the description of its training data.
+(search/order_training.py) and stored as JSON with the description of its training data.
 
 A candidate's score is sum_j w_j (x_j - mean_j) / scale_j; each term is that feature's
 contribution, so every result can show which evidence placed it. A model may use a subset
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import RankerModelInvalid
+from crase.errors import OrderModelInvalid
 from crase.graph import Graph
 from crase.search.candidate_features import (
     FEATURES,
@@ -33,7 +33,7 @@ from crase.search.text_ranking import Encoder
 
 # The model `crase search` uses unless settings name another: trained on hep-th papers
 # published before 2003 only (docs/retrieval-quality.md).
-SHIPPED_MODEL = Path(__file__).resolve().parent / "ranker_models" / "hepth-pre2003.json"
+SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre2003.json"
 FORMAT = "crase-linear-ranker/1"
 SHOWN_CONTRIBUTIONS = 5  # features listed per result, largest contribution first
 # The shortest query the order applies to: it is trained and measured on a title and two
@@ -42,7 +42,7 @@ MIN_QUERY_WORDS = 12
 
 
 @dataclass(frozen=True)
-class RankerModel:
+class OrderModel:
     name: str
     features: tuple[str, ...]
     mean: tuple[float, ...]
@@ -70,7 +70,7 @@ class Placed:
     contributions: dict[str, float]  # the largest terms, by absolute value
 
 
-def order_candidates(model: RankerModel, candidates: Candidates, k: int) -> list[Placed]:
+def order_candidates(model: OrderModel, candidates: Candidates, k: int) -> list[Placed]:
     """The top k candidates by the model's score (ties by id), each with its largest
     feature contributions."""
     if not candidates.ids:
@@ -87,40 +87,40 @@ def order_candidates(model: RankerModel, candidates: Candidates, k: int) -> list
     return placed
 
 
-def save_model(model: RankerModel, path: Path) -> None:
+def save_model(model: OrderModel, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"format": FORMAT, **asdict(model)}, indent=1) + "\n",
                     encoding="utf-8")
 
 
-def load_model(path: Path) -> RankerModel:
+def load_model(path: Path) -> OrderModel:
     """The model stored at `path`; refuses a file that is not one, or one whose features
     the search does not compute."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
-        raise RankerModelInvalid(f"cannot read the ranker model {path}: {err}") from err
+        raise OrderModelInvalid(f"cannot read the order model {path}: {err}") from err
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise RankerModelInvalid(f"{path} is not a {FORMAT} model")
+        raise OrderModelInvalid(f"{path} is not a {FORMAT} model")
     unknown = [name for name in data.get("features", []) if name not in FEATURES]
     sizes = {len(data.get(key, [])) for key in ("features", "mean", "scale", "weights")}
     if unknown or len(sizes) != 1 or not data.get("features"):
-        raise RankerModelInvalid(f"{path}: features the search does not compute "
+        raise OrderModelInvalid(f"{path}: features the search does not compute "
                                  f"({unknown}) or lists of different lengths")
-    return RankerModel(str(data.get("name", path.stem)), tuple(data["features"]),
+    return OrderModel(str(data.get("name", path.stem)), tuple(data["features"]),
                        tuple(map(float, data["mean"])), tuple(map(float, data["scale"])),
                        tuple(map(float, data["weights"])), dict(data.get("description", {})))
 
 
 @cache
-def model_at(path: Path | None) -> RankerModel:
+def model_at(path: Path | None) -> OrderModel:
     """The model in `path` (None: the shipped one), read once per process."""
     return load_model(path or SHIPPED_MODEL)
 
 
 def order_by_model(graph: Graph, encoder: Encoder | None, query: str,
                    walk: Sequence[tuple[str, float]], hood: Neighbourhood,
-                   restart: dict[str, float], excluded: list[str], model: RankerModel,
+                   restart: dict[str, float], excluded: list[str], model: OrderModel,
                    k: int) -> list[Placed]:
     """A search's top k by the model: the walk's list and the query's BM25 and embedding
     hits are the candidates (search/candidate_features.py)."""

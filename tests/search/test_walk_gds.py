@@ -11,7 +11,7 @@ from crase.errors import DatabaseError
 from crase.graph import Graph
 from crase.scoring.delta import PrunedGraph, edge_weight
 from crase.search.pipeline import read_result_papers
-from crase.search.ranking import Walk, rank
+from crase.search.walk import Walk, rank
 
 pytestmark = pytest.mark.integration
 

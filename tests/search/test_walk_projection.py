@@ -1,8 +1,8 @@
-"""What search/ranking.py hands the database, without a database: the projection's
+"""What search/walk.py hands the database, without a database: the projection's
 parameters, numbered nodes with the walk's origin as the number after the papers, and
 SALSA, which ranks the steps in numpy with no database call, float for float as it did
 when it read them back from a GDS projection. The projection itself runs on the real
-server in tests/scoring/test_rules_in_cypher.py and tests/search/test_ranking_gds.py."""
+server in tests/scoring/test_rules_in_cypher.py and tests/search/test_walk_gds.py."""
 
 import re
 from typing import Any
@@ -13,8 +13,8 @@ import pytest
 from crase.cypher.catalog import load_query
 from crase.graph import Graph, Row
 from crase.scoring.delta import PrunedGraph
-from crase.search.ranking import (
-    RANKERS,
+from crase.search.walk import (
+    WALK_METHODS,
     Walk,
     projection_parameters,
     rank,
@@ -160,4 +160,4 @@ def test_salsa_with_seeds_outside_the_steps_is_standard_salsa() -> None:
 def test_every_ranker_choice_has_its_rank_stage() -> None:
     # A choice added to the settings reaches the CLI, the form, the HTTP schema and the
     # benchmark grid by itself; this is where its stage must be written.
-    assert set(RANKERS) == set(choices(SearchSettings, "ranker"))
+    assert set(WALK_METHODS) == set(choices(SearchSettings, "walk"))

@@ -7,22 +7,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crase.errors import RankerModelInvalid
+from crase.errors import OrderModelInvalid
 from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.learned_ranking import (
+from crase.search.order_model import (
     SHIPPED_MODEL,
-    RankerModel,
+    OrderModel,
     load_model,
     order_candidates,
     save_model,
 )
-from crase.search.ranker_training import (
+from crase.search.order_training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
     fit_linear,
     query_text,
-    train_ranker,
+    train_order_model,
 )
 
 
@@ -33,7 +33,7 @@ def candidates(rows: int, seed: int) -> Candidates:
 
 
 def test_score_is_the_sum_of_the_contributions() -> None:
-    model = RankerModel("m", ("walk_log_score", "dense_cosine"), (0.0, 1.0), (2.0, 1.0),
+    model = OrderModel("m", ("walk_log_score", "dense_cosine"), (0.0, 1.0), (2.0, 1.0),
                         (1.0, -0.5))
     found = candidates(6, 0)
     placed = order_candidates(model, found, 3)
@@ -48,15 +48,15 @@ def test_score_is_the_sum_of_the_contributions() -> None:
 
 
 def test_model_file_round_trip_and_refusals(tmp_path: Path) -> None:
-    model = RankerModel("m", ("walk_log_rank",), (1.0,), (2.0,), (-0.3,), {"corpus": "x"})
+    model = OrderModel("m", ("walk_log_rank",), (1.0,), (2.0,), (-0.3,), {"corpus": "x"})
     save_model(model, tmp_path / "m.json")
     assert load_model(tmp_path / "m.json") == model
     (tmp_path / "bad.json").write_text('{"format": "crase-linear-ranker/1", "features": '
                                        '["no_such_feature"], "mean": [0], "scale": [1], '
                                        '"weights": [1]}')
-    with pytest.raises(RankerModelInvalid):
+    with pytest.raises(OrderModelInvalid):
         load_model(tmp_path / "bad.json")
-    with pytest.raises(RankerModelInvalid):
+    with pytest.raises(OrderModelInvalid):
         load_model(tmp_path / "missing.json")
 
 
@@ -70,7 +70,7 @@ def test_fit_ranks_the_informative_feature_first() -> None:
                                         labels.astype(float)))
     _, _, weights = fit_linear(examples, FEATURES)
     assert int(np.argmax(weights)) == FEATURES.index("cited_by_seeds")
-    model = train_ranker(examples, "m", "synthetic", {"before_year": 2001})
+    model = train_order_model(examples, "m", "synthetic", {"before_year": 2001})
     # Unless told otherwise, a model leaves out the walk's score and reached flag.
     assert model.features == DEFAULT_FEATURES
     assert "walk_log_score" not in model.features and "walk_log_rank" in model.features

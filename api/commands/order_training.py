@@ -1,8 +1,10 @@
-"""`crase train-ranker`: the learned order's model, trained on the loaded corpus's own
-citations (search/ranker_training.py)."""
+"""`crase train-order`: the learned order's model, trained on the loaded corpus's own
+citations (search/order_training.py)."""
 
 import argparse
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from crase.settings import Settings
@@ -10,14 +12,27 @@ from crase.settings import Settings
 ORDER = 85  # place in `crase --help` (api/cli.py): before `bench`
 
 
+# The command's name before this release, read until the next one, with a message.
+OLD_NAME = "train-ranker"
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
+    add_train_command(subparsers, "train-order",
+                      "train the learned order from the corpus's own citations",
+                      run_train_order)
+    add_train_command(subparsers, OLD_NAME, "deprecated: the old name of train-order",
+                      run_old_name)
+
+
+def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary: str,
+                      handler: Callable[[argparse.Namespace, Settings], int]) -> None:
     train = subparsers.add_parser(
-        "train-ranker", help="train the learned order from the corpus's own citations",
+        name, help=summary,
         description="Draws source papers published before --before-year, runs each one's "
                     "title and first two abstract sentences as a search with the paper and "
                     "its edges hidden, and fits a linear model that ranks its in-corpus "
                     "references first. Writes the model with a description of its training "
-                    "data; set CRASE_RANKER_MODEL to the file to search with it (the "
+                    "data; set CRASE_ORDER_MODEL to the file to search with it (the "
                     "learned order is the default).")
     train.add_argument("--out", type=Path, required=True, help="the model file (JSON)")
     train.add_argument("--corpus", required=True,
@@ -32,22 +47,27 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--seed", type=int, default=0, help="the draw's random seed")
     train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
                        help="a query set (queries.jsonl) whose source papers are never drawn")
-    train.set_defaults(handler=run_train_ranker)
+    train.set_defaults(handler=handler)
 
 
-def run_train_ranker(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.bench.quality import read_query_file
+def run_old_name(args: argparse.Namespace, settings: Settings) -> int:
+    warnings.warn(f"`crase {OLD_NAME}` is now `crase train-order`; the old name works until "
+                  "the next release", FutureWarning, stacklevel=2)
+    return run_train_order(args, settings)
+
+
+def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.bench.query_sets import source_paper_ids
     from crase.graph import Graph
-    from crase.search.learned_ranking import save_model
-    from crase.search.ranker_training import (
+    from crase.search.order_model import save_model
+    from crase.search.order_training import (
         gather_examples,
         read_training_queries,
-        train_ranker,
+        train_order_model,
     )
     from crase.search.roles.from_settings import build_search_backends
 
-    held = frozenset(row["source_paper_id"] for path in args.hold_out
-                     for row in read_query_file(path))
+    held = source_paper_ids(args.hold_out)
     params = settings.search.model_copy(update={"order": "walk"})
 
     def progress(done: int, total: int) -> None:
@@ -59,7 +79,7 @@ def run_train_ranker(args: argparse.Namespace, settings: Settings) -> int:
                                         held_out=held, from_year=args.from_year)
         examples = gather_examples(graph, build_search_backends(settings), params, queries,
                                    progress)
-    model = train_ranker(examples, args.out.stem, args.corpus, {
+    model = train_order_model(examples, args.out.stem, args.corpus, {
         "before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
         "held_out_query_files": [path.name for path in args.hold_out]})
     save_model(model, args.out)

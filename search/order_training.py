@@ -8,7 +8,7 @@ source paper excluded, which leaves that paper out with all its edges, exactly a
 benchmark hides a query's source. The source's references are read once, as the answer,
 and never reach the features.
 
-The model is linear (search/learned_ranking.py) and fit by a listwise softmax loss: per
+The model is linear (search/order_model.py) and fit by a listwise softmax loss: per
 query, the cross-entropy between the softmax of the scores over its candidates and the
 uniform distribution over its relevant candidates, with an L2 penalty, by full-batch Adam
 on standardised features. Queries whose candidates hold no relevant paper teach nothing
@@ -40,11 +40,11 @@ from crase.search.candidate_features import (
     text_lists,
 )
 from crase.search.expansion import expand
-from crase.search.learned_ranking import RankerModel
+from crase.search.order_model import OrderModel
 from crase.search.pipeline import seed_rules
-from crase.search.ranking import Walk, rank
 from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import find_seeds, restart_distribution, unique_seed_ids
+from crase.search.walk import Walk, rank
 from crase.settings import SearchSettings
 
 # The features a model is trained on unless told otherwise: all but the walk's score and
@@ -111,7 +111,7 @@ def search_evidence(graph: Graph, backends: SearchBackends, params: SearchSettin
     restart = restart_distribution(seeds, params.seed_weights)
     hood = expand(graph, seed_ids, params.hops, excluded)
     pruned = keep_all_edges(hood.nodes, hood.edges, hood.seeds)
-    walk = Walk(params.ranker, params.orientation, datetime.now(UTC).year, 0.0, params.alpha,
+    walk = Walk(params.walk, params.orientation, datetime.now(UTC).year, 0.0, params.alpha,
                 max(params.k, WALK_POOL), params.max_iterations, params.tolerance)
     ranked = rank(graph, f"train-{uuid.uuid4().hex[:12]}", pruned, walk, restart, hood.years)
     lexical, dense = text_lists(graph, backends.encoder, query, excluded)
@@ -166,9 +166,9 @@ def fit_linear(examples: Sequence[TrainingExample],
     return mean, scale, weights
 
 
-def train_ranker(examples: Sequence[TrainingExample], name: str, corpus: str,
+def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: str,
                  settings: dict[str, Any],
-                 features: Sequence[str] = DEFAULT_FEATURES) -> RankerModel:
+                 features: Sequence[str] = DEFAULT_FEATURES) -> OrderModel:
     """The model fit on `examples`, described by the training data it saw: the corpus,
     every source paper with its year, and how the queries were drawn."""
     mean, scale, weights = fit_linear(examples, features)
@@ -189,7 +189,7 @@ def train_ranker(examples: Sequence[TrainingExample], name: str, corpus: str,
         "sources": [[source, year] for source, year in sources],
         **settings,
     }
-    return RankerModel(name, tuple(features), tuple(map(float, mean)),
+    return OrderModel(name, tuple(features), tuple(map(float, mean)),
                        tuple(map(float, scale)), tuple(map(float, weights)), description)
 
 

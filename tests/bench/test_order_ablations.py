@@ -1,5 +1,5 @@
 """The learned order's feature-group ablations: `evaluate --save-ablations` writes one model
-per group left out, `crase bench quality --ranker-ablations` plans one learned-order run per
+per group left out, `crase bench quality --order-ablations` plans one learned-order run per
 model file on every query and compares each with the search's own model and the previous
 default. No server: the runs are written into the store by hand."""
 
@@ -12,7 +12,7 @@ from typing import cast
 import numpy as np
 import pytest
 
-from crase.bench.learned_ranking import DevQuery, main
+from crase.bench.learned_order import DevQuery, main
 from crase.bench.quality import (
     Dataset,
     DatasetSpec,
@@ -27,13 +27,13 @@ from crase.bench.run_store import RunStore
 from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
 from crase.graph import Graph
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.learned_ranking import (
+from crase.search.order_model import (
     SHIPPED_MODEL,
-    RankerModel,
+    OrderModel,
     load_model,
     save_model,
 )
-from crase.search.ranker_training import DEFAULT_FEATURES, TrainingExample, TrainingQuery
+from crase.search.order_training import DEFAULT_FEATURES, TrainingExample, TrainingQuery
 from crase.search.roles.from_settings import build_search_backends
 from crase.settings import DatabaseSettings, SearchSettings, Settings
 from tests.bench.test_quality import load_fixture
@@ -44,11 +44,11 @@ MODELS = ("all-features", "without-walk")
 
 def test_the_key_names_the_model_file_only_when_one_is_set() -> None:
     learned = BASE.but(order="learned")
-    assert learned.but(ranker_model=None).key() == learned.key()
+    assert learned.but(order_model=None).key() == learned.key()
     assert "model" not in learned.key()
-    other = learned.but(ranker_model="/models/ablations/without-walk.json")
+    other = learned.but(order_model="/models/ablations/without-walk.json")
     assert other.key() == learned.key() + "-model_without-walk"
-    assert other.key() != learned.but(ranker_model="/models/all-features.json").key()
+    assert other.key() != learned.but(order_model="/models/all-features.json").key()
 
 
 @pytest.mark.integration
@@ -61,11 +61,11 @@ def test_a_walk_with_a_model_file_orders_by_that_model(graph: Graph, settings: S
     learned = BASE.but(order="learned")
     runs = {name: walk_system(graph, backends, config, settings.search, 10)(query)
             for name, config in (("own", learned), ("file", learned.but(
-                ranker_model=str(tmp_path / "renamed.json"))))}
+                order_model=str(tmp_path / "renamed.json"))))}
     assert runs["own"].counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
     assert runs["file"].counts["order"]["model"]["name"] == "renamed"
     assert runs["file"].ranking == runs["own"].ranking  # the same weights
-    assert backends.ranker_model is None  # the shared backends keep their own model
+    assert backends.order_model is None  # the shared backends keep their own model
 
 
 def examples(count: int, first_year: int) -> list[TrainingExample]:
@@ -129,7 +129,7 @@ def write_models(folder: Path) -> None:
         features = FEATURES if name == "all-features" else FEATURES[3:]
         description = {"corpus": "hep-th", "queries": 600, "before_year": 2003,
                        "sources": [["s1", 2001]]}
-        save_model(RankerModel(name, features, (0.0,) * len(features), (1.0,) * len(features),
+        save_model(OrderModel(name, features, (0.0,) * len(features), (1.0,) * len(features),
                                (0.1,) * len(features), description), folder / f"{name}.json")
 
 
@@ -141,15 +141,15 @@ def dataset(queries: list[BenchQuery]) -> Dataset:
 
 def test_plan_runs_each_model_on_every_query_with_both_references(tmp_path: Path) -> None:
     write_models(tmp_path)
-    options = Options(systems=("bm25",), ranker_ablations=tmp_path)
+    options = Options(systems=("bm25",), order_ablations=tmp_path)
     jobs = plan_jobs([dataset([])], BASE, options)
     walks = main_configs(BASE)
     keys = [job.key for job in jobs]
     assert keys[0] == "bm25"
     assert {walks["learned-order"].key(), walks["previous-default"].key()} <= set(keys)
-    ablations = [job for job in jobs if job.config and job.config.ranker_model]
-    assert [Path(job.config.ranker_model).stem for job in ablations
-            if job.config and job.config.ranker_model] == list(MODELS)
+    ablations = [job for job in jobs if job.config and job.config.order_model]
+    assert [Path(job.config.order_model).stem for job in ablations
+            if job.config and job.config.order_model] == list(MODELS)
     assert [job.key for job in ablations] == [
         walks["learned-order"].key() + f"-model_{name}" for name in MODELS]
     assert all(not job.subset_only and job.phase > 3 for job in ablations)
@@ -183,15 +183,15 @@ def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
                      record(q, [f"r{index}", *filler], "all-features"))
         store.append("fixture", walks["learned-order"].key() + "-model_without-walk",
                      record(q, filler, "without-walk"))
-    options = Options(systems=("bm25",), ranker_ablations=folder)
+    options = Options(systems=("bm25",), order_ablations=folder)
 
     results = collect_results({"fixture": dataset(queries)}, store, BASE, options, "crase ...")
 
     data = results["datasets"]["fixture"]
-    reference = data["ranker_ablation_reference"]
+    reference = data["order_ablation_reference"]
     assert reference["models"] == ["hepth-pre2003"] and reference["applied"] == 11
     assert reference["vs_previous_default"]["5"]["recall"]["diff"] == pytest.approx(1.0)
-    rows = {row["model"]: row for row in data["ranker_ablations"]}
+    rows = {row["model"]: row for row in data["order_ablations"]}
     assert list(rows) == list(MODELS)
     full, without = rows["all-features"], rows["without-walk"]
     assert full["applied"] == without["applied"] == 12
@@ -206,7 +206,7 @@ def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
     assert full["vs_previous_default"]["5"]["recall"]["diff"] == pytest.approx(1.0)
     assert full["vs_previous_default"]["50"]["recall"]["diff"] == 0.0
     assert without["vs_previous_default"]["50"]["recall"]["diff"] == pytest.approx(-1.0)
-    assert results["options"]["ranker_ablations"] == str(folder)
+    assert results["options"]["order_ablations"] == str(folder)
     json.dumps(results, default=str)  # as run_quality writes results.json
 
     text = write_report(results, tmp_path / "out").read_text()
@@ -232,7 +232,7 @@ def test_a_set_where_no_model_ordered_a_list_gets_one_sentence(tmp_path: Path) -
     for q in queries:  # the walk's or the text's order everywhere
         for key in keys:
             store.append("fixture", key, record(q, [f"r{q.id[1:]}"], None))
-    options = Options(systems=("bm25",), ranker_ablations=folder)
+    options = Options(systems=("bm25",), order_ablations=folder)
     results = collect_results({"fixture": dataset(queries)}, store, BASE, options, "crase ...")
     text = write_report(results, tmp_path / "out").read_text()
     section = text[text.index("### Learned order: feature groups removed"):]

@@ -11,18 +11,18 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.candidate_features import TEXT_POOL
-from crase.search.learned_ranking import SHIPPED_MODEL
+from crase.search.order_model import SHIPPED_MODEL
+from crase.search.order_training import (
+    TrainingQuery,
+    query_text,
+    read_training_queries,
+    training_example,
+)
 from crase.search.pipeline import (
     THIN_GRAPH_RATIO,
     graph_adds_little,
     learned_order_outside,
     run_search,
-)
-from crase.search.ranker_training import (
-    TrainingQuery,
-    query_text,
-    read_training_queries,
-    training_example,
 )
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends

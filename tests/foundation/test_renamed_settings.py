@@ -1,0 +1,62 @@
+"""The walk and the order model have distinct names since the settings `search.ranker`
+(now `search.walk`) and `ranker_model` (now `order_model`) and the command `crase
+train-ranker` (now `crase train-order`) were renamed; the old names still work for one
+release, each with a one-line deprecation message."""
+
+import argparse
+
+import pytest
+
+from crase.api.cli import build_parser, main
+from crase.search.request import SearchRequest
+from crase.settings import SearchSettings, Settings
+
+
+def test_the_old_search_setting_sets_the_walk_with_a_message() -> None:
+    with pytest.warns(FutureWarning, match=r"search\.ranker is now search\.walk"):
+        assert SearchSettings(ranker="salsa").walk == "salsa"  # type: ignore[call-arg]
+
+
+def test_the_new_name_wins_over_the_old_one() -> None:
+    with pytest.warns(FutureWarning):
+        assert SearchSettings.model_validate({"ranker": "salsa", "walk": "ppr"}).walk == "ppr"
+
+
+def test_an_http_request_naming_the_old_setting_walks_as_asked() -> None:
+    with pytest.warns(FutureWarning):
+        request = SearchRequest.model_validate({"query": "tachyon condensation",
+                                                "params": {"ranker": "salsa"}})
+    assert request.params.walk == "salsa"
+    assert "ranker" not in request.params.model_dump()
+
+
+def test_the_old_environment_names_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRASE_SEARCH__RANKER", "salsa")
+    monkeypatch.setenv("CRASE_RANKER_MODEL", "/models/mine.json")
+    with pytest.warns(FutureWarning) as said:
+        settings = Settings()
+    assert (settings.search.walk, str(settings.order_model)) == ("salsa", "/models/mine.json")
+    assert {str(w.message).split(";")[0] for w in said} == {
+        "the setting search.ranker is now search.walk",
+        "the setting ranker_model is now order_model"}
+
+
+def test_the_old_flag_sets_the_walk_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.warns(FutureWarning, match="--ranker is now --walk"):
+        args = build_parser().parse_args(["search", "tachyon condensation", "--ranker", "salsa"])
+    assert args.walk == "salsa"
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    help_text = commands.choices["search"].format_help()
+    assert "--walk" in help_text and "--ranker" not in help_text
+
+
+def test_the_old_command_name_runs_the_new_command_with_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # The command stops at its first step (no corpus file to hold out), after the message.
+    code = main(["train-ranker", "--out", "/nonexistent/m.json", "--corpus", "x",
+                 "--before-year", "2003", "--hold-out", "/nonexistent/queries.jsonl"])
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("crase: deprecated: `crase train-ranker` is now `crase train-order`; "
+                      "the old name works until the next release")
+    assert code == 2 and "cannot read query file /nonexistent/queries.jsonl" in err[1]
