@@ -1,6 +1,6 @@
 """The one retry policy of every outgoing HTTP client (model endpoints, Semantic Scholar,
 Crossref, arXiv), and the loops that send a request under it, for httpx's async and sync
-clients.
+clients. Both loops are tenacity's, built from the same arguments (`tenacity_arguments`).
 
 - A try is retried on 429, any 5xx, a timeout or a refused or dropped connection (httpx's
   TransportError). Every other reply, 4xx included, is final: the same request would get
@@ -17,10 +17,17 @@ import email.utils
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_result,
+    stop_after_attempt,
+)
 
 # Timeouts are TransportErrors too; other httpx errors (a redirect loop, a body that does not
 # decode) would fail the same way again.
@@ -44,6 +51,8 @@ class RetryPolicy:
     max_retries: int
     backoff_base_s: float
     backoff_max_s: float
+    # What "now" is when a Retry-After names a date.
+    clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
     @classmethod
     def of(cls, settings: RetrySettings) -> "RetryPolicy":
@@ -56,13 +65,13 @@ class RetryPolicy:
         wanted = max(computed, retry_after_s or 0.0)
         return min(wanted, self.backoff_max_s)
 
-    def wait_after(self, outcome: TryOutcome, attempt: int) -> float | None:
-        """The wait before trying again after try `attempt` (0 for the first) came to
-        `outcome`; None when that outcome is final or the retries are spent."""
-        if not is_retryable(outcome) or attempt >= self.max_retries:
-            return None
-        hint = retry_after(outcome) if isinstance(outcome, httpx.Response) else None
-        return self.delay(attempt, hint)
+    def wait(self, state: RetryCallState) -> float:
+        """tenacity's wait: the delay after the try `state` has just made, which the
+        reply's Retry-After, if any, lengthens."""
+        outcome = outcome_of(state)
+        hint = (retry_after(outcome, self.clock()) if isinstance(outcome, httpx.Response)
+                else None)
+        return self.delay(state.attempt_number - 1, hint)
 
 
 def retryable_status(status: int) -> bool:
@@ -76,9 +85,10 @@ def is_retryable(outcome: httpx.Response | BaseException) -> bool:
     return isinstance(outcome, RETRYABLE_ERRORS)
 
 
-def retry_after_seconds(value: str | None) -> float | None:
-    """Seconds until the date or the number in `value` (negative for a date already past);
-    None when the header is absent or unreadable."""
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds until the date or the number in `value` (negative for a date already past),
+    counted from `now` (the clock by default); None when the header is absent or
+    unreadable."""
     if not value:
         return None
     try:
@@ -89,12 +99,12 @@ def retry_after_seconds(value: str | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return when.timestamp() - time.time()
+    return when.timestamp() - (time.time() if now is None else now)
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response: httpx.Response, now: float | None = None) -> float | None:
     """A reply's Retry-After in seconds, at least 0; None when absent or unreadable."""
-    seconds = retry_after_seconds(response.headers.get("retry-after"))
+    seconds = retry_after_seconds(response.headers.get("retry-after"), now)
     return None if seconds is None else max(0.0, seconds)
 
 
@@ -111,38 +121,62 @@ class Sent:
         return is_retryable(self.outcome)
 
 
-async def send_with_retries(send: Callable[[], Awaitable[httpx.Response]], policy: RetryPolicy,
-                            on_retry: OnRetry | None = None) -> Sent:
-    """Awaits `send()` until its outcome is final or the retries are spent, sleeping the
-    policy's wait in between. Errors that are not worth retrying propagate."""
-    attempt = 0
-    while True:
-        try:
-            outcome: TryOutcome = await send()
-        except RETRYABLE_ERRORS as err:
-            outcome = err
-        wait = policy.wait_after(outcome, attempt)
-        if wait is None:
-            return Sent(outcome, attempt)
+def outcome_of(state: RetryCallState) -> TryOutcome:
+    """What the try `state` has just made came to (a transport error is returned by the
+    try, not raised, so it is always a result)."""
+    assert state.outcome is not None, "asked before the first try"
+    outcome: TryOutcome = state.outcome.result()
+    return outcome
+
+
+def tenacity_arguments(policy: RetryPolicy, on_retry: OnRetry | None) -> dict[str, Any]:
+    """The policy as tenacity's arguments, one set for the sync and the async loop: retry
+    while the outcome is worth it and tries are left, wait the policy's delay, and give
+    back the last outcome rather than raise when the tries run out."""
+
+    def before_sleep(state: RetryCallState) -> None:
         if on_retry is not None:
-            on_retry(outcome, wait)
-        await asyncio.sleep(wait)
-        attempt += 1
+            on_retry(outcome_of(state), state.upcoming_sleep)
+
+    return {"stop": stop_after_attempt(policy.max_retries + 1),
+            "retry": retry_if_result(is_retryable),
+            "wait": policy.wait,
+            "before_sleep": before_sleep,
+            "retry_error_callback": outcome_of}
+
+
+def retries_made(retrying: Retrying | AsyncRetrying) -> int:
+    return int(retrying.statistics["attempt_number"]) - 1
+
+
+async def send_with_retries(send: Callable[[], Awaitable[httpx.Response]], policy: RetryPolicy,
+                            on_retry: OnRetry | None = None,
+                            sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> Sent:
+    """Awaits `send()` until its outcome is final or the retries are spent, awaiting
+    `sleep` of the policy's wait in between. Errors that are not worth retrying propagate."""
+
+    async def try_once() -> TryOutcome:
+        try:
+            return await send()
+        except RETRYABLE_ERRORS as err:
+            return err
+
+    retrying = AsyncRetrying(sleep=sleep, **tenacity_arguments(policy, on_retry))
+    outcome: TryOutcome = await retrying(try_once)
+    return Sent(outcome, retries_made(retrying))
 
 
 def send_with_retries_sync(send: Callable[[], httpx.Response], policy: RetryPolicy,
-                           on_retry: OnRetry | None = None) -> Sent:
+                           on_retry: OnRetry | None = None,
+                           sleep: Callable[[float], None] = time.sleep) -> Sent:
     """`send_with_retries` for a synchronous `send` (httpx.Client); blocks while it waits."""
-    attempt = 0
-    while True:
+
+    def try_once() -> TryOutcome:
         try:
-            outcome: TryOutcome = send()
+            return send()
         except RETRYABLE_ERRORS as err:
-            outcome = err
-        wait = policy.wait_after(outcome, attempt)
-        if wait is None:
-            return Sent(outcome, attempt)
-        if on_retry is not None:
-            on_retry(outcome, wait)
-        time.sleep(wait)
-        attempt += 1
+            return err
+
+    retrying = Retrying(sleep=sleep, **tenacity_arguments(policy, on_retry))
+    outcome: TryOutcome = retrying(try_once)
+    return Sent(outcome, retries_made(retrying))

@@ -1,6 +1,7 @@
 """The shared HTTP retry policy (crase.http), without a server: the wait before a retry,
 the Retry-After header, which replies and errors are retried, and the async and sync loops
-that send a request under the policy."""
+that send a request under the policy (tenacity's, given a sleep that only records the
+waits, so no test waits them out)."""
 
 import asyncio
 import email.utils
@@ -24,6 +25,7 @@ from crase.settings import ModelEndpoint, ProviderSettings
 
 REQUEST = httpx.Request("GET", "http://127.0.0.1/x")
 QUICK = RetryPolicy(max_retries=2, backoff_base_s=0.001, backoff_max_s=0.002)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC).timestamp()  # the fake clock's one reading
 
 
 def reply(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -31,8 +33,9 @@ def reply(status: int, headers: dict[str, str] | None = None) -> httpx.Response:
 
 
 def http_date(offset_s: float) -> str:
-    return email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=offset_s),
-                                       usegmt=True)
+    """The HTTP date `offset_s` seconds after NOW."""
+    return email.utils.format_datetime(
+        datetime.fromtimestamp(NOW, UTC) + timedelta(seconds=offset_s), usegmt=True)
 
 
 # the wait ---------------------------------------------------------------------------------
@@ -73,13 +76,13 @@ def test_retry_after_as_seconds() -> None:
 
 
 def test_retry_after_as_an_http_date() -> None:
-    assert 25 <= (retry_after_seconds(http_date(30)) or 0) <= 30
-    assert 25 <= (retry_after(reply(503, {"Retry-After": http_date(30)})) or 0) <= 30
+    assert retry_after_seconds(http_date(30), now=NOW) == 30.0
+    assert retry_after(reply(503, {"Retry-After": http_date(30)}), now=NOW) == 30.0
 
 
 def test_a_past_date_means_now() -> None:
-    assert (retry_after_seconds(http_date(-60)) or 0) < 0
-    assert retry_after(reply(429, {"Retry-After": http_date(-60)})) == 0.0
+    assert retry_after_seconds(http_date(-60), now=NOW) == -60.0
+    assert retry_after(reply(429, {"Retry-After": http_date(-60)}), now=NOW) == 0.0
 
 
 def test_an_absent_or_unreadable_retry_after_is_none() -> None:
@@ -111,16 +114,6 @@ def test_which_errors_are_retried(error: BaseException, retried: bool) -> None:
     assert is_retryable(error) is retried
 
 
-def test_the_wait_after_a_try() -> None:
-    policy = RetryPolicy(max_retries=2, backoff_base_s=1.0, backoff_max_s=10.0)
-    assert policy.wait_after(reply(200), 0) is None
-    assert policy.wait_after(reply(404), 0) is None
-    assert policy.wait_after(reply(429, {"Retry-After": "5"}), 0) == 5.0
-    assert policy.wait_after(reply(503, {"Retry-After": "5"}), 1) == 5.0
-    assert 0.5 <= (policy.wait_after(httpx.ConnectError("refused"), 0) or 0) <= 1.0
-    assert policy.wait_after(reply(503), 2) is None  # the retries are spent
-
-
 # the loops --------------------------------------------------------------------------------
 Script = Sequence[httpx.Response | Exception]
 
@@ -143,15 +136,30 @@ def status_of(sent: Sent) -> int | None:
     return sent.outcome.status_code if isinstance(sent.outcome, httpx.Response) else None
 
 
+def run_sync(send: Callable[[], httpx.Response], policy: RetryPolicy,
+             on_retry: Callable[[TryOutcome, float], None] | None = None,
+             slept: list[float] | None = None) -> Sent:
+    """The sync loop, its waits recorded in `slept` rather than slept."""
+    waits = [] if slept is None else slept
+    return send_with_retries_sync(send, policy, on_retry, sleep=waits.append)
+
+
 def run_async(send: Callable[[], httpx.Response], policy: RetryPolicy,
-              on_retry: Callable[[TryOutcome, float], None] | None = None) -> Sent:
+              on_retry: Callable[[TryOutcome, float], None] | None = None,
+              slept: list[float] | None = None) -> Sent:
+    """The async loop over the same `send`, its waits recorded in `slept`."""
+    waits = [] if slept is None else slept
+
     async def send_async() -> httpx.Response:
         return send()
 
-    return asyncio.run(send_with_retries(send_async, policy, on_retry))
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    return asyncio.run(send_with_retries(send_async, policy, on_retry, sleep=sleep))
 
 
-LOOPS = [pytest.param(send_with_retries_sync, id="sync"), pytest.param(run_async, id="async")]
+LOOPS = [pytest.param(run_sync, id="sync"), pytest.param(run_async, id="async")]
 
 
 @pytest.mark.parametrize("loop", LOOPS)
@@ -198,3 +206,93 @@ def test_no_retries_means_one_try(loop: Callable[..., Sent]) -> None:
     send, tries = scripted([reply(500), reply(200)])
     sent = loop(send, RetryPolicy(max_retries=0, backoff_base_s=1.0, backoff_max_s=1.0))
     assert sent.gave_up and sent.retries == 0 and tries[0] == 1
+
+
+# the wait the loops sleep -----------------------------------------------------------------
+SLOW = RetryPolicy(max_retries=3, backoff_base_s=1.0, backoff_max_s=60.0, clock=lambda: NOW)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_without_retry_after_the_loops_sleep_the_backoff(loop: Callable[..., Sent]) -> None:
+    send, _ = scripted([reply(503), httpx.ConnectError("refused"), reply(502), reply(200)])
+    slept: list[float] = []
+    told: list[float] = []
+    sent = loop(send, SLOW, lambda _outcome, wait: told.append(wait), slept)
+    assert status_of(sent) == 200 and sent.retries == 3
+    assert len(slept) == 3 and slept == told  # on_retry hears the wait that is slept
+    for wait, (low, high) in zip(slept, [(0.5, 1.0), (1.0, 2.0), (2.0, 4.0)], strict=True):
+        assert low <= wait <= high
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize(("header", "wait"), [
+    ("5", 5.0), ("12.5", 12.5), (http_date(30), 30.0),
+    ("3600", 60.0),  # capped: a server asking for an hour cannot stall a run
+])
+def test_the_loops_sleep_what_retry_after_asks(loop: Callable[..., Sent], header: str,
+                                               wait: float) -> None:
+    for status in (429, 503):
+        send, tries = scripted([reply(status, {"Retry-After": header}), reply(200)])
+        slept: list[float] = []
+        sent = loop(send, SLOW, None, slept)
+        assert status_of(sent) == 200 and tries[0] == 2
+        assert slept == [wait]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("header", ["0", http_date(-60), "soon"])
+def test_a_retry_after_of_now_or_unreadable_keeps_the_backoff(loop: Callable[..., Sent],
+                                                              header: str) -> None:
+    send, _ = scripted([reply(429, {"Retry-After": header}), reply(200)])
+    slept: list[float] = []
+    loop(send, SLOW, None, slept)
+    assert len(slept) == 1 and 0.5 <= slept[0] <= 1.0
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_spent_retries_sleep_once_per_retry(loop: Callable[..., Sent]) -> None:
+    send, tries = scripted([reply(500, {"Retry-After": "2"})] * 5)
+    slept: list[float] = []
+    sent = loop(send, SLOW, None, slept)
+    assert sent.gave_up and sent.retries == 3 and tries[0] == 4
+    assert slept[:2] == [2.0, 2.0]  # the hint is above the first two backoffs
+    assert len(slept) == 3 and 2.0 <= slept[2] <= 4.0  # the third backoff is not below it
+
+
+def test_both_loops_send_through_an_httpx_client_until_the_server_answers() -> None:
+    """A real httpx client on a mock transport: a dropped connection, a 503 that asks for a
+    date 20 s on, then the answer."""
+
+    def script() -> Callable[[httpx.Request], httpx.Response]:
+        replies: list[httpx.Response | Exception] = [
+            httpx.ConnectError("refused"),
+            httpx.Response(503, headers={"Retry-After": http_date(20)}),
+            httpx.Response(200, json={"ok": True})]
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            item = replies.pop(0)
+            if isinstance(item, Exception):
+                raise item
+            return item
+
+        return handle
+
+    slept: list[float] = []
+    with httpx.Client(transport=httpx.MockTransport(script())) as client:
+        sent = send_with_retries_sync(lambda: client.get("http://127.0.0.1/x"), SLOW,
+                                      sleep=slept.append)
+    assert status_of(sent) == 200 and sent.retries == 2
+    assert 0.5 <= slept[0] <= 1.0 and slept[1] == 20.0
+
+    async def send_async() -> Sent:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(script())) as client:
+            async def sleep(seconds: float) -> None:
+                slept.append(seconds)
+
+            return await send_with_retries(lambda: client.get("http://127.0.0.1/x"), SLOW,
+                                           sleep=sleep)
+
+    slept.clear()
+    sent = asyncio.run(send_async())
+    assert status_of(sent) == 200 and sent.retries == 2
+    assert 0.5 <= slept[0] <= 1.0 and slept[1] == 20.0
