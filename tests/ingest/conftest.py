@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 
 from crase.database import Neo4jServer
+from crase.graph import Graph
 from crase.settings import DatabaseSettings
-from tests.conftest import TEST_PASSWORD, free_port
+from tests.conftest import TEST_PASSWORD, clean_graph, free_port
 
 
-@pytest.fixture
-def second_server() -> Iterator[DatabaseSettings]:
-    """A disposable server of its own: the import stops and restarts it."""
+@pytest.fixture(scope="session")
+def bulk_import_server() -> Iterator[DatabaseSettings]:
+    """A disposable server besides the session's, started once for every test that bulk
+    imports (a start costs seconds; `crase db import` stops and restarts it anyway)."""
     home = Path(tempfile.mkdtemp(prefix="crase-neo4j-bulk-"))
     settings = DatabaseSettings(home=home, bolt_port=free_port(), http_port=free_port(),
                                 password=TEST_PASSWORD, heap="512m", pagecache="128m")
@@ -26,6 +28,19 @@ def second_server() -> Iterator[DatabaseSettings]:
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def second_server(bulk_import_server: DatabaseSettings) -> DatabaseSettings:
+    """The bulk-import server, running and empty for this test: a test that failed halfway
+    through an import may have left it stopped, and any test left its graph behind (the
+    next import replaces the database, but a `crase load` would add to it)."""
+    server = Neo4jServer(bulk_import_server)
+    if not server.status().running:
+        server.start()
+    with Graph.connect(bulk_import_server) as graph:
+        clean_graph(graph)
+    return bulk_import_server
 
 
 def point_cli_at(server: DatabaseSettings, monkeypatch: pytest.MonkeyPatch,
