@@ -37,10 +37,11 @@ from crase.ingest.corpus import CorpusFiles
 from crase.ingest.edge_table import write_checked_edges
 from crase.ingest.loader import corpus_paths, graph_totals, notes_path_for
 from crase.ingest.paper_vectors import EmbedReport, embed_papers
-from crase.ingest.progress import CountProgress, ProgressBar
+from crase.ingest.progress import ProgressBar
 from crase.ingest.records import Paper
 from crase.ingest.rejects import NoteLog, RejectLog
 from crase.models.minilm import SentenceEncoder
+from crase.progress import CountProgress
 from crase.settings import Settings
 
 COMMUNITY_DATABASE = "neo4j"

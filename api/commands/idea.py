@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from crase.api.commands.search import flag_name, flag_number
 from crase.errors import InvalidRequest
 from crase.idea.request import IdeaRequest
-from crase.ingest.progress import CountProgress
+from crase.progress import CountProgress
 from crase.search.request import describe_invalid
 from crase.settings import Settings
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from crase.errors import InvalidRequest
-from crase.ingest.progress import CountProgress
 from crase.paper_links import best_link, paper_links
+from crase.progress import CountProgress
 from crase.scoring.tex import tex_to_unicode
 from crase.search.request import (
     Loc,
