@@ -1,4 +1,6 @@
-"""An app per test, on the session's Neo4j, with one API key; and a loaded fixture corpus."""
+"""An app per test with one API key: on the session's Neo4j (`client`, with a loaded
+fixture corpus and a finished run where a test asks), or on a recording graph that needs
+no server (`recording_client`, for tests of what the app checks, sends and words)."""
 
 import time
 from collections.abc import Iterator
@@ -11,6 +13,7 @@ from crase.api.app import create_app
 from crase.graph import Graph
 from crase.settings import ApiSettings, ProviderSettings, Settings
 from tests.api.corpus import QUERY, fixture_corpus
+from tests.recording_graph import RecordingGraph
 
 API_KEY = "test-key-for-the-api-tests"
 
@@ -41,6 +44,46 @@ def client(api_settings: Settings, graph: Graph) -> Iterator[TestClient]:
     with TestClient(create_app(api_settings, graph=graph)) as test_client:
         test_client.headers["X-API-Key"] = API_KEY
         yield test_client
+
+
+# What the health check reads, as the session's Neo4j answers it: for the recording graph.
+HEALTHY = {"read_database_components": [{"version": "5.26.0", "edition": "community"}],
+           "read_gds_version": [{"version": "2.13.0"}]}
+
+
+@pytest.fixture(scope="session")
+def offline_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The API tests' settings, without a database: for the recording graph."""
+    return api_settings_for(Settings(var_dir=tmp_path_factory.mktemp("offline") / "var"))
+
+
+@pytest.fixture(scope="session")
+def recording_app(offline_settings: Settings) -> Iterator[tuple[RecordingGraph, TestClient]]:
+    """One app on one recording graph for the whole session: building an app and its
+    schema costs about 0.3 s, more than most tests that use it."""
+    graph = RecordingGraph()
+    with TestClient(create_app(offline_settings, graph=graph)) as test_client:
+        yield graph, test_client
+
+
+@pytest.fixture
+def recording_graph(recording_app: tuple[RecordingGraph, TestClient]) -> RecordingGraph:
+    """The recording graph, with no calls recorded yet (start-up's included) and no rows."""
+    graph = recording_app[0]
+    graph.calls.clear()
+    graph.answers.clear()
+    return graph
+
+
+@pytest.fixture
+def recording_client(recording_app: tuple[RecordingGraph, TestClient],
+                     recording_graph: RecordingGraph) -> TestClient:
+    """A client that sends the key (and no cookie), of the app on the recording graph."""
+    test_client = recording_app[1]
+    test_client.headers.clear()
+    test_client.headers.update({"X-API-Key": API_KEY})
+    test_client.cookies.clear()
+    return test_client
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from litestar.testing import TestClient
 
 from crase.bench.probe import ANALYST_WRITES
 from crase.graph import Graph
+from tests.recording_graph import RecordingGraph
 
-pytestmark = pytest.mark.integration
 
 def cypher(client: TestClient, query: str, **params: object) -> tuple[int, dict]:
     response = client.post("/analyst/cypher", json={"query": query, "params": params})
@@ -53,6 +53,7 @@ def papers(graph: Graph) -> None:
         session.run("CALL gds.graph.project('g', 'Paper', 'CITES')").consume()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("query", ANALYST_WRITES)
 def test_writes_and_side_effects_are_refused(client: TestClient, graph: Graph, papers: None,
                                              query: str) -> None:
@@ -64,6 +65,7 @@ def test_writes_and_side_effects_are_refused(client: TestClient, graph: Graph, p
     assert graph_state(graph) == before
 
 
+@pytest.mark.integration
 def test_apoc_is_absent_and_says_so(client: TestClient, papers: None) -> None:
     status, body = cypher(client, "CALL apoc.create.node(['Intruder'], {})")
     assert status == 400
@@ -71,6 +73,7 @@ def test_apoc_is_absent_and_says_so(client: TestClient, papers: None) -> None:
     assert "apoc.create.node" in body["detail"]
 
 
+@pytest.mark.integration
 def test_reads_return_rows_nodes_and_relationships(client: TestClient, papers: None) -> None:
     status, body = cypher(client, "MATCH (u:Paper {id: $id})-[c:CITES]->(v) "
                                   "RETURN u.title AS title, c, v, [1, 2] AS list", id="p2")
@@ -84,6 +87,7 @@ def test_reads_return_rows_nodes_and_relationships(client: TestClient, papers: N
     assert body["truncated"] is False and body["row_limit"] == 50
 
 
+@pytest.mark.integration
 def test_paths_dates_and_allowed_procedures(client: TestClient, papers: None) -> None:
     status, body = cypher(client, "MATCH path = (:Paper {id: 'p2'})-[:CITES]->() "
                                   "RETURN path, date('2003-01-02') AS day, gds.version() AS v")
@@ -97,6 +101,7 @@ def test_paths_dates_and_allowed_procedures(client: TestClient, papers: None) ->
         assert status == 200, (query, body)
 
 
+@pytest.mark.integration
 def test_row_limit_truncates_and_says_so(client: TestClient, papers: None) -> None:
     status, body = cypher(client, "MATCH (p:Paper) RETURN p.id AS id")
     assert status == 200
@@ -105,6 +110,7 @@ def test_row_limit_truncates_and_says_so(client: TestClient, papers: None) -> No
     assert len(body["rows"]) == 50 and body["truncated"] is False
 
 
+@pytest.mark.integration
 def test_timeout_stops_a_long_query(client: TestClient) -> None:
     status, body = cypher(client, "UNWIND range(1, 2000000000) AS x "
                                   "WITH x WHERE x = -1 RETURN count(x) AS n")
@@ -112,6 +118,7 @@ def test_timeout_stops_a_long_query(client: TestClient) -> None:
     assert body["error"] == "AnalystQueryTimeout" and "2 s" in body["detail"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("query", "fragment"), [
     ("MATC (n) RETURN n", "SyntaxError"),
     ("RETURN $missing", "ParameterMissing"),
@@ -125,7 +132,9 @@ def test_database_errors_are_400_with_the_database_words(client: TestClient, que
     assert body["error"] == "AnalystQueryInvalid" and fragment in body["detail"]
 
 
-def test_bad_bodies_name_the_field(client: TestClient) -> None:
+def test_bad_bodies_name_the_field(recording_client: TestClient,
+                                   recording_graph: RecordingGraph) -> None:
+    client = recording_client
     empty = client.post("/analyst/cypher", json={"query": ""})
     assert empty.status_code == 400 and empty.json()["errors"][0]["field"] == "query"
     missing = client.post("/analyst/cypher", json={"params": {}})
@@ -134,3 +143,4 @@ def test_bad_bodies_name_the_field(client: TestClient) -> None:
     assert wrong.status_code == 400 and wrong.json()["errors"][0]["field"] == "params"
     extra = client.post("/analyst/cypher", json={"query": "RETURN 1", "database": "system"})
     assert extra.status_code == 400 and extra.json()["errors"][0]["field"] == "database"
+    assert recording_graph.recording_driver.sessions_asked == 0  # nothing reached Neo4j

@@ -13,8 +13,8 @@ from crase.api.auth import is_loopback, key_is_accepted, resolve_api_keys
 from crase.api.cli import main
 from crase.errors import SettingsError
 from crase.settings import ApiSettings, Settings
-
-pytestmark = pytest.mark.integration
+from tests.api.conftest import HEALTHY
+from tests.recording_graph import RecordingGraph
 
 PROTECTED = [
     ("POST", "/searches", {"query": "tachyon condensation"}),
@@ -29,9 +29,16 @@ PROTECTED = [
 ]
 
 
+@pytest.fixture
+def plain_settings(tmp_path: Path) -> Settings:
+    """Settings with a var_dir of the test's own, no database."""
+    return Settings(var_dir=tmp_path / "var")
+
+
 @pytest.mark.parametrize(("method", "path", "body"), PROTECTED)
-def test_protected_routes_refuse_a_missing_key(client: TestClient, method: str, path: str,
-                                               body: dict | None) -> None:
+def test_protected_routes_refuse_a_missing_key(recording_client: TestClient, method: str,
+                                               path: str, body: dict | None) -> None:
+    client = recording_client
     response = client.request(method, path, json=body, headers={"X-API-Key": ""})
     del client.headers["X-API-Key"]
     missing = client.request(method, path, json=body)
@@ -42,15 +49,20 @@ def test_protected_routes_refuse_a_missing_key(client: TestClient, method: str, 
 
 
 @pytest.mark.parametrize(("method", "path", "body"), PROTECTED)
-def test_protected_routes_refuse_a_wrong_key(client: TestClient, method: str, path: str,
-                                             body: dict | None) -> None:
-    response = client.request(method, path, json=body, headers={"X-API-Key": "not-a-key"})
+def test_protected_routes_refuse_a_wrong_key(recording_client: TestClient,
+                                             recording_graph: RecordingGraph, method: str,
+                                             path: str, body: dict | None) -> None:
+    response = recording_client.request(method, path, json=body, headers={"X-API-Key": "not-a-key"})
     assert response.status_code == 401
     assert "no accepted key" in response.json()["detail"]
+    assert recording_graph.calls == []  # refused before the graph was asked anything
 
 
-def test_every_route_of_the_schema_but_health_refuses_a_wrong_key(client: TestClient) -> None:
+def test_every_route_of_the_schema_but_health_refuses_a_wrong_key(
+        recording_client: TestClient, recording_graph: RecordingGraph) -> None:
     """Read from the schema, so a route added later is held to the key without a list."""
+    client = recording_client
+    recording_graph.answers.update(HEALTHY)
     paths = client.get("/schema/openapi.json").json()["paths"]
     let_through = []
     for path, operations in paths.items():
@@ -64,7 +76,10 @@ def test_every_route_of_the_schema_but_health_refuses_a_wrong_key(client: TestCl
     assert not let_through
 
 
-def test_health_and_schema_need_no_key(client: TestClient) -> None:
+def test_health_and_schema_need_no_key(recording_client: TestClient,
+                                       recording_graph: RecordingGraph) -> None:
+    client = recording_client
+    recording_graph.answers.update(HEALTHY)
     del client.headers["X-API-Key"]
     assert client.get("/health").status_code == 200
     schema = client.get("/schema/openapi.json")
@@ -72,24 +87,26 @@ def test_health_and_schema_need_no_key(client: TestClient) -> None:
     assert schema.json()["components"]["securitySchemes"]["apiKey"]["name"] == "X-API-Key"
 
 
+@pytest.mark.integration
 def test_a_valid_key_is_let_through(client: TestClient) -> None:
     response = client.post("/analyst/cypher", json={"query": "RETURN 1 AS one"})
     assert response.status_code == 200
     assert response.json()["rows"] == [{"one": 1}]
 
 
-def test_app_refuses_to_start_without_keys(settings: Settings) -> None:
+def test_app_refuses_to_start_without_keys(plain_settings: Settings) -> None:
     with pytest.raises(SettingsError, match="at least one key"):
-        create_app(settings)
+        create_app(plain_settings)
 
 
-def test_configured_keys_win(settings: Settings) -> None:
-    configured = settings.model_copy(update={"api": ApiSettings(api_keys=["a", "b"])})
+def test_configured_keys_win(plain_settings: Settings) -> None:
+    configured = plain_settings.model_copy(update={"api": ApiSettings(api_keys=["a", "b"])})
     assert resolve_api_keys(configured, "0.0.0.0") == (["a", "b"], None)
 
 
 def test_loopback_without_keys_generates_one_private_key_and_reuses_it(
-        settings: Settings) -> None:
+        plain_settings: Settings) -> None:
+    settings = plain_settings
     keys, path = resolve_api_keys(settings, "127.0.0.1")
     assert path == settings.var_dir / "api-key" and path.exists()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -97,7 +114,8 @@ def test_loopback_without_keys_generates_one_private_key_and_reuses_it(
     assert resolve_api_keys(settings, "localhost") == (keys, path)
 
 
-def test_public_address_without_keys_is_refused(settings: Settings) -> None:
+def test_public_address_without_keys_is_refused(plain_settings: Settings) -> None:
+    settings = plain_settings
     with pytest.raises(SettingsError, match="without API keys"):
         resolve_api_keys(settings, "0.0.0.0")
     assert not (settings.var_dir / "api-key").exists()

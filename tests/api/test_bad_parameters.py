@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 
 from crase.api.cli import main
 from crase.graph import Graph
+from tests.recording_graph import RecordingGraph
 from tests.sample_slice import load_sample_slice
 
 QUERY = "tachyon condensation on unstable D-branes"
@@ -145,7 +146,6 @@ def test_paper_search_takes_any_text_as_words(client: TestClient, corpus: dict[s
         assert hits and all(hit["id"].startswith("entropy") for hit in hits[:5])
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("params, field", [
     ({"max_iterations": 1_000_000_000}, "max_iterations"),
     ({"k": 5000}, "k"),
@@ -153,28 +153,29 @@ def test_paper_search_takes_any_text_as_words(client: TestClient, corpus: dict[s
     ({"beta": 1e9}, "beta"),
     ({"seed_pool": 10**9}, "seed_pool"),
 ])
-def test_an_out_of_range_search_parameter_is_a_400(client: TestClient, params: dict[str, Any],
-                                                   field: str) -> None:
-    response = client.post("/searches", json={"query": QUERY, "params": params})
+def test_an_out_of_range_search_parameter_is_a_400(recording_client: TestClient,
+                                                   recording_graph: RecordingGraph,
+                                                   params: dict[str, Any], field: str) -> None:
+    response = recording_client.post("/searches", json={"query": QUERY, "params": params})
     assert response.status_code == 400, response.text
     assert field in response.json()["detail"]
+    assert "create_run" not in recording_graph.names()
 
 
-@pytest.mark.integration
-def test_an_out_of_range_idea_parameter_is_a_400(client: TestClient) -> None:
-    response = client.post("/ideas", json={"idea": IDEA,
-                                           "params": {"neighbour_read_limit": 10**9}})
+def test_an_out_of_range_idea_parameter_is_a_400(recording_client: TestClient,
+                                                 recording_graph: RecordingGraph) -> None:
+    response = recording_client.post("/ideas", json={"idea": IDEA,
+                                                     "params": {"neighbour_read_limit": 10**9}})
     assert response.status_code == 400, response.text
     assert "neighbour_read_limit" in response.json()["detail"]
+    assert "create_run" not in recording_graph.names()
 
 
-@pytest.mark.integration
-def test_a_search_body_without_a_word_is_refused_before_any_run(client: TestClient,
-                                                                graph: Graph) -> None:
-    response = client.post("/searches", json={"query": "   /.*/  "})
+def test_a_search_body_without_a_word_is_refused_before_any_run(
+        recording_client: TestClient, recording_graph: RecordingGraph) -> None:
+    response = recording_client.post("/searches", json={"query": "   /.*/  "})
     assert response.status_code == 422 and "no word" in response.json()["detail"]
-    with graph.driver.session(database=graph.database) as session:
-        assert session.run("MATCH (r:Run) RETURN count(r) AS n").single()["n"] == 0
+    assert recording_graph.names() == []  # nothing was sent: no Run was created
 
 
 def test_params_that_leave_a_search_without_seeds_are_an_invalid_request() -> None:

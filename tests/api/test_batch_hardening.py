@@ -9,8 +9,7 @@ from litestar.testing import TestClient
 from crase.api.batch_loads import load_batch
 from crase.graph import Graph
 from crase.settings import Settings
-
-pytestmark = pytest.mark.integration
+from tests.recording_graph import RecordingGraph
 
 GOOD = [{"id": "g1", "title": "Good one"}, {"id": "g2", "title": "Good two"},
         {"id": "g3", "title": "Good three"}]
@@ -33,6 +32,7 @@ def rejects_of(answer: dict[str, Any]) -> dict[str, str]:
     return {reject["item"]: reject["kind"] for reject in answer["rejects"]}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(("bad", "kind"), [
     ({"id": "x" * 20_000, "title": "Long id"}, "id_too_long"),
     ({"id": "d1", "title": "Long doi", "doi": "10." + "9" * 50_000}, "id_too_long"),
@@ -56,6 +56,7 @@ def test_a_bad_paper_is_a_reject_and_the_rest_loads(client: TestClient, bad: dic
     assert answer["graph"] == {"papers": 4, "citations": 1}
 
 
+@pytest.mark.integration
 def test_a_citation_with_a_long_id_is_a_reject(client: TestClient) -> None:
     body = {"papers": GOOD, "citations": [{"citing_id": "g2", "cited_id": "g1"},
                                           {"citing_id": "g3", "cited_id": "z" * 20_000}]}
@@ -66,6 +67,7 @@ def test_a_citation_with_a_long_id_is_a_reject(client: TestClient) -> None:
     assert answer["graph"] == {"papers": 3, "citations": 1}
 
 
+@pytest.mark.integration
 def test_a_paper_too_deep_to_write_is_a_reject(graph: Graph, settings: Settings) -> None:
     # The framework parses somewhat deeper than json.dumps writes; a value past that
     # (built here directly, as no body can carry one) is refused at its place.
@@ -78,29 +80,37 @@ def test_a_paper_too_deep_to_write_is_a_reject(graph: Graph, settings: Settings)
     assert answer["graph"] == {"papers": 4, "citations": 1}
 
 
-def test_a_body_too_deep_to_parse_is_a_400(client: TestClient) -> None:
+def test_a_body_too_deep_to_parse_is_a_400(recording_client: TestClient,
+                                           recording_graph: RecordingGraph) -> None:
     body = '{"papers": [' + "[" * 5_000 + "]" * 5_000 + "]}"
-    response = client.post("/papers/batch", content=body,
+    response = recording_client.post("/papers/batch", content=body,
                            headers={"Content-Type": "application/json"})
     assert response.status_code == 400, response.text[:500]
     assert "nested" in response.json()["detail"]
+    assert recording_graph.calls == []
 
 
-def test_a_body_with_a_huge_number_is_a_400(client: TestClient) -> None:
+def test_a_body_with_a_huge_number_is_a_400(recording_client: TestClient,
+                                            recording_graph: RecordingGraph) -> None:
     body = '{"papers": [{"id": "h", "title": "Huge", "year": 1' + "0" * 5_000 + "}]}"
-    response = client.post("/papers/batch", content=body,
+    response = recording_client.post("/papers/batch", content=body,
                            headers={"Content-Type": "application/json"})
     assert response.status_code == 400, response.text[:500]
     assert len(response.text) < 1_000
+    assert recording_graph.calls == []
 
 
 @pytest.mark.parametrize("body", [{}, {"papers": [], "citations": []}])
-def test_an_empty_batch_is_a_400_that_says_so(client: TestClient, body: dict[str, Any]) -> None:
-    response = client.post("/papers/batch", json=body)
+def test_an_empty_batch_is_a_400_that_says_so(recording_client: TestClient,
+                                              recording_graph: RecordingGraph,
+                                              body: dict[str, Any]) -> None:
+    response = recording_client.post("/papers/batch", json=body)
     assert response.status_code == 400, response.text
     assert "at least one paper or citation" in response.json()["detail"]
+    assert recording_graph.calls == []
 
 
+@pytest.mark.integration
 def test_a_batch_of_citations_only_counts_no_paper_reject(client: TestClient) -> None:
     client.post("/papers/batch", json={"papers": GOOD})
     answer = client.post("/papers/batch", json={
@@ -109,6 +119,7 @@ def test_a_batch_of_citations_only_counts_no_paper_reject(client: TestClient) ->
     assert answer["rejects"] == [] and answer["citations"]["accepted"] == 1
 
 
+@pytest.mark.integration
 # Items the route hands to load_batch as they came; called directly, so these tests do not
 # depend on the rest of the application starting.
 def test_a_junk_author_name_costs_no_paper(graph: Graph, settings: Settings) -> None:
@@ -121,6 +132,7 @@ def test_a_junk_author_name_costs_no_paper(graph: Graph, settings: Settings) -> 
     assert answer["papers"]["accepted"] == 5 and answer["citations"]["accepted"] == 1
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("separator", ["\u2028", "\u0085", "\u2029"])
 def test_a_citation_id_with_a_unicode_line_break_is_no_500(graph: Graph, settings: Settings,
                                                            separator: str) -> None:
@@ -130,12 +142,14 @@ def test_a_citation_id_with_a_unicode_line_break_is_no_500(graph: Graph, setting
     assert separator in answer["rejects"][0]["reason"]
 
 
+@pytest.mark.integration
 def test_citation_ids_with_commas_and_quotes_are_kept(graph: Graph, settings: Settings) -> None:
     papers = [{"id": "a,b", "title": "Comma"}, {"id": 'q"x', "title": "Quote"}]
     answer = load_batch(graph, settings, papers, [("a,b", 'q"x')]).as_json()
     assert answer["rejects"] == [] and answer["graph"] == {"papers": 2, "citations": 1}
 
 
+@pytest.mark.integration
 def test_a_citation_id_with_a_line_break_is_a_reject(graph: Graph, settings: Settings) -> None:
     answer = load_batch(graph, settings, GOOD, [("g2", "g1\nx"), ("g3", "g1")]).as_json()
     assert rejects_of(answer) == {"citations[0]": "malformed_edge"}

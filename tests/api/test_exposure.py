@@ -24,8 +24,7 @@ from crase.settings import DatabaseSettings, ModelEndpoint, ModelSettings, Setti
 from tests.api.conftest import API_KEY, api_settings_for
 from tests.api.test_health import ModelsHandler
 from tests.conftest import free_port
-
-pytestmark = pytest.mark.integration
+from tests.recording_graph import RecordingGraph
 
 
 @pytest.fixture
@@ -52,6 +51,7 @@ def configured(settings: Settings, model_server: str, graph: Graph) -> Iterator[
         yield client
 
 
+@pytest.mark.integration
 def test_health_without_a_key_shows_status_only(configured: TestClient,
                                                 model_server: str) -> None:
     response = configured.get("/health")
@@ -69,12 +69,14 @@ def test_health_without_a_key_shows_status_only(configured: TestClient,
     assert "X-API-Key" in health["detail"]
 
 
+@pytest.mark.integration
 def test_health_with_a_wrong_key_is_the_public_view(configured: TestClient,
                                                     model_server: str) -> None:
     health = configured.get("/health", headers={"X-API-Key": "not-a-key"}).json()
     assert model_server not in json.dumps(health)
 
 
+@pytest.mark.integration
 def test_health_with_the_key_shows_endpoints_and_reasons(configured: TestClient,
                                                          model_server: str) -> None:
     health = configured.get("/health", headers={"X-API-Key": API_KEY}).json()
@@ -99,6 +101,7 @@ def offline(settings: Settings) -> Iterator[tuple[TestClient, str]]:
         yield client, str(port)
 
 
+@pytest.mark.integration
 def test_database_down_names_no_address(offline: tuple[TestClient, str],
                                         caplog: pytest.LogCaptureFixture) -> None:
     client, port = offline
@@ -116,6 +119,7 @@ def test_database_down_names_no_address(offline: tuple[TestClient, str],
     assert port in caplog.text  # the address is in the server log
 
 
+@pytest.mark.integration
 def test_database_down_health_names_no_address(offline: tuple[TestClient, str]) -> None:
     client, port = offline
     for key in ("", API_KEY):
@@ -128,15 +132,13 @@ def test_database_down_health_names_no_address(offline: tuple[TestClient, str]) 
 
 
 def test_a_database_failure_shows_a_reason_not_the_driver_text(
-        client: TestClient, monkeypatch: pytest.MonkeyPatch,
+        recording_client: TestClient, recording_graph: RecordingGraph,
         caplog: pytest.LogCaptureFixture) -> None:
-    def fail(*_: object, **__: object) -> None:
-        raise DatabaseError("query read_paper failed: Neo.ClientError.Schema.IndexNotFound: "
-                            "index 'paper_id_unique' on 4:0f3c2b1e-aaaa-bbbb-cccc-1234567890ab:7")
-
-    monkeypatch.setattr(Graph, "read", fail)
+    recording_graph.answers["read_paper"] = DatabaseError(
+        "query read_paper failed: Neo.ClientError.Schema.IndexNotFound: "
+        "index 'paper_id_unique' on 4:0f3c2b1e-aaaa-bbbb-cccc-1234567890ab:7")
     with caplog.at_level(logging.ERROR):
-        response = client.get("/papers/some-id")
+        response = recording_client.get("/papers/some-id")
     assert response.status_code == 500
     body = response.json()
     assert body["error"] == "DatabaseError"
@@ -146,13 +148,11 @@ def test_a_database_failure_shows_a_reason_not_the_driver_text(
     assert "paper_id_unique" in caplog.text
 
 
-def test_a_model_failure_names_no_endpoint(client: TestClient,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(*_: object, **__: object) -> None:
-        raise ModelError("served-model at http://10.0.0.7:8000/v1 for planner: unreachable")
-
-    monkeypatch.setattr(Graph, "read", fail)
-    response = client.get("/papers/some-id")
+def test_a_model_failure_names_no_endpoint(recording_client: TestClient,
+                                           recording_graph: RecordingGraph) -> None:
+    recording_graph.answers["read_paper"] = ModelError(
+        "served-model at http://10.0.0.7:8000/v1 for planner: unreachable")
+    response = recording_client.get("/papers/some-id")
     assert response.status_code == 502
     assert "10.0.0.7" not in response.text and response.json()["error"] == "ModelError"
 

@@ -13,13 +13,13 @@ from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer
 from crase.graph import Graph
 from crase.settings import IdeaSettings, Settings
 from tests.api.conftest import API_KEY, wait_for_run
-
-pytestmark = pytest.mark.integration
+from tests.recording_graph import RecordingGraph
 
 IDEA = ("Use level truncation of cubic open string field theory to show that the tachyon "
         "on an unstable D-brane condenses to the closed string vacuum.")
 
 
+@pytest.mark.integration
 def test_an_idea_run_ends_with_papers_and_an_audit(client: TestClient,
                                                    corpus: dict[str, Any]) -> None:
     response = client.post("/ideas", json={"idea": IDEA})
@@ -50,8 +50,8 @@ def test_an_idea_run_ends_with_papers_and_an_audit(client: TestClient,
     assert graph.status_code == 422 and "/audit" in graph.json()["detail"]
 
 
-def test_unknown_idea_audit_is_404(client: TestClient) -> None:
-    response = client.get("/ideas/nope/audit")
+def test_unknown_idea_audit_is_404(recording_client: TestClient) -> None:
+    response = recording_client.get("/ideas/nope/audit")
     assert response.status_code == 404 and response.json()["error"] == "RunNotFound"
 
 
@@ -63,11 +63,13 @@ def test_unknown_idea_audit_is_404(client: TestClient) -> None:
     ({"idea": IDEA, "params": {"max_facets": 9}}, 400, "params.max_facets"),
     ({"idea": IDEA, "year_min": 2003, "year_max": 1999}, 422, "year_min"),
 ])
-def test_bad_idea_requests_name_the_field(client: TestClient, body: dict[str, Any],
+def test_bad_idea_requests_name_the_field(recording_client: TestClient,
+                                          recording_graph: RecordingGraph, body: dict[str, Any],
                                           status: int, field: str) -> None:
-    response = client.post("/ideas", json=body)
+    response = recording_client.post("/ideas", json=body)
     assert response.status_code == status, response.text
     assert field in response.json()["detail"]
+    assert "create_run" not in recording_graph.names()
 
 
 class RecordingServer(LoopbackJsonServer):
@@ -112,6 +114,7 @@ def provider_client(api_settings: Settings, graph: Graph,
         yield test_client
 
 
+@pytest.mark.integration
 def test_a_request_cannot_send_the_server_to_a_url_or_turn_providers_on(
         provider_client: TestClient, corpus: dict[str, Any],
         loopback: RecordingServer) -> None:
@@ -138,10 +141,12 @@ def test_a_request_cannot_send_the_server_to_a_url_or_turn_providers_on(
     ({"hits_per_query": 41}, "hits_per_query"),  # above this server's 40
 ])
 def test_operator_settings_and_budgets_past_the_servers_are_refused(
-        client: TestClient, params: dict[str, Any], named: str) -> None:
-    response = client.post("/ideas", json={"idea": IDEA, "params": params})
+        recording_client: TestClient, recording_graph: RecordingGraph, params: dict[str, Any],
+        named: str) -> None:
+    response = recording_client.post("/ideas", json={"idea": IDEA, "params": params})
     assert response.status_code == 400, response.text
     assert named in response.json()["detail"]
+    assert "create_run" not in recording_graph.names()
 
 
 def test_a_request_may_lower_a_budget_and_move_a_gate() -> None:
@@ -156,8 +161,8 @@ def test_a_request_may_lower_a_budget_and_move_a_gate() -> None:
     assert merge_idea_params(None, server) == server
 
 
-def test_the_request_schema_lists_budgets_and_gates_only(client: TestClient) -> None:
-    schemas = client.get("/schema/openapi.json").json()["components"]["schemas"]
+def test_the_request_schema_lists_budgets_and_gates_only(recording_client: TestClient) -> None:
+    schemas = recording_client.get("/schema/openapi.json").json()["components"]["schemas"]
     params = next(schema for name, schema in schemas.items() if name.endswith("IdeaParams"))
     assert "selection_budget" in params["properties"]
     assert not {"arxiv_pdf_url", "use_providers", "pdf_max_bytes", "pdf_timeout_s",

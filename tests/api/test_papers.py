@@ -8,10 +8,10 @@ from litestar.testing import TestClient
 from crase.graph import Graph
 from crase.settings import Settings
 from tests.api.conftest import API_KEY, api_settings_for
+from tests.recording_graph import RecordingGraph
 
-pytestmark = pytest.mark.integration
 
-
+@pytest.mark.integration
 def test_paper_by_id_with_counts(client: TestClient, corpus: dict[str, Any]) -> None:
     response = client.get("/papers/tachyon-03")
     assert response.status_code == 200
@@ -22,6 +22,7 @@ def test_paper_by_id_with_counts(client: TestClient, corpus: dict[str, Any]) -> 
     assert paper["claims"] == []
 
 
+@pytest.mark.integration
 def test_paper_pages_its_references_and_citing_papers(client: TestClient,
                                                      corpus: dict[str, Any]) -> None:
     paper = client.get("/papers/tachyon-04", params={"limit": 2}).json()
@@ -46,6 +47,7 @@ def test_paper_pages_its_references_and_citing_papers(client: TestClient,
         assert response.json()["errors"][0]["field"] == next(iter(bad))
 
 
+@pytest.mark.integration
 def test_paper_claims_appear_once_extracted(client: TestClient, graph: Graph,
                                             corpus: dict[str, Any]) -> None:
     with graph.driver.session(database=graph.database) as session:
@@ -57,19 +59,23 @@ def test_paper_claims_appear_once_extracted(client: TestClient, graph: Graph,
                        "source_phrase": "A claim."}]
 
 
+@pytest.mark.integration
 def test_ids_with_slashes_are_found(client: TestClient) -> None:
     client.post("/papers/batch", json={"papers": [{"id": "hep-th/9901001", "title": "Old id"}]})
     response = client.get("/papers/hep-th/9901001")
     assert response.status_code == 200 and response.json()["title"] == "Old id"
 
 
-def test_unknown_paper_is_404(client: TestClient) -> None:
-    response = client.get("/papers/no-such-paper")
+def test_unknown_paper_is_404(recording_client: TestClient,
+                             recording_graph: RecordingGraph) -> None:
+    response = recording_client.get("/papers/no-such-paper")
     assert response.status_code == 404
     assert response.json()["error"] == "PaperNotFound"
     assert "no-such-paper" in response.json()["detail"]
+    assert [params["id"] for params in recording_graph.sent("read_paper")] == ["no-such-paper"]
 
 
+@pytest.mark.integration
 def test_full_text_search_pages(client: TestClient, corpus: dict[str, Any]) -> None:
     query = "Hawking radiation black hole"
     top = client.get("/papers", params={"q": query, "limit": 10}).json()["results"]
@@ -90,7 +96,9 @@ def test_full_text_search_pages(client: TestClient, corpus: dict[str, Any]) -> N
     assert odd.status_code == 200 and odd.json()["results"]
 
 
-def test_search_requests_that_cannot_work(client: TestClient) -> None:
+def test_search_requests_that_cannot_work(recording_client: TestClient,
+                                          recording_graph: RecordingGraph) -> None:
+    client = recording_client
     only_syntax = client.get("/papers", params={"q": "  "})
     assert only_syntax.status_code == 422
     assert only_syntax.json()["detail"] == "q: no searchable words"
@@ -101,8 +109,10 @@ def test_search_requests_that_cannot_work(client: TestClient) -> None:
     not_a_number = client.get("/papers", params={"q": "brane", "offset": "ten"})
     assert not_a_number.status_code == 400
     assert not_a_number.json()["errors"][0]["field"] == "offset"
+    assert recording_graph.calls == []  # each refused before any search was sent
 
 
+@pytest.mark.integration
 def test_batch_load_reports_counts_and_every_reject(client: TestClient) -> None:
     batch = {
         "papers": [
@@ -139,6 +149,7 @@ def test_batch_load_reports_counts_and_every_reject(client: TestClient) -> None:
     assert all(reject["reason"] for reject in answer["rejects"])
 
 
+@pytest.mark.integration
 def test_batch_load_is_idempotent_and_links_to_papers_already_there(
         client: TestClient) -> None:
     papers = [{"id": "x", "title": "X"}, {"id": "y", "title": "Y"}]
@@ -159,22 +170,24 @@ def test_batch_load_is_idempotent_and_links_to_papers_already_there(
     ({"citations": [{"citing_id": "a", "cited_id": "c\nd"}]}, "citations.0.cited_id"),
     ({"papers": [], "edges": []}, "edges"),
 ])
-def test_bad_batches_name_the_field(client: TestClient, body: dict[str, Any],
+def test_bad_batches_name_the_field(recording_client: TestClient,
+                                    recording_graph: RecordingGraph, body: dict[str, Any],
                                     field: str) -> None:
-    response = client.post("/papers/batch", json=body)
+    response = recording_client.post("/papers/batch", json=body)
     assert response.status_code == 400, response.text
     assert field in [e["field"] for e in response.json()["errors"]]
+    assert recording_graph.calls == []
 
 
-def test_batch_row_limit(settings: Settings, graph: Graph) -> None:
-    from litestar.testing import TestClient as Client
-
+def test_batch_row_limit(offline_settings: Settings) -> None:
     from crase.api.app import create_app
 
-    limited = api_settings_for(settings, ingest_max_rows=3)
-    with Client(create_app(limited, graph=graph)) as client:
+    limited = api_settings_for(offline_settings, ingest_max_rows=3)
+    graph = RecordingGraph()
+    with TestClient(create_app(limited, graph=graph)) as client:
         client.headers["X-API-Key"] = API_KEY
         papers = [{"id": str(i), "title": f"T{i}"} for i in range(4)]
         response = client.post("/papers/batch", json={"papers": papers})
     assert response.status_code == 422
     assert "4 rows, more than the 3" in response.json()["detail"]
+    assert graph.names() == ["close_stale_runs"]  # start-up's only: no paper was written

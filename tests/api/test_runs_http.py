@@ -11,8 +11,7 @@ from crase.api.runs import STALE_RUN
 from crase.graph import Graph
 from crase.settings import Settings
 from tests.api.conftest import API_KEY
-
-pytestmark = pytest.mark.integration
+from tests.recording_graph import RecordingGraph
 
 
 def open_run(graph: Graph, run_id: str, kind: str, started: str) -> None:
@@ -20,6 +19,7 @@ def open_run(graph: Graph, run_id: str, kind: str, started: str) -> None:
                 started=started, backends="{}", properties={})
 
 
+@pytest.mark.integration
 def test_get_runs_pages_newest_first_by_kind(client: TestClient, graph: Graph) -> None:
     for day, kind in zip(range(1, 6), ["search", "idea", "search", "search", "idea"],
                          strict=True):
@@ -42,11 +42,13 @@ def test_get_runs_pages_newest_first_by_kind(client: TestClient, graph: Graph) -
     ({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"offset": -1}, "offset"),
     ({"offset": 100_001}, "offset"), ({"kind": "Search!"}, "kind"),
 ])
-def test_get_runs_refuses_what_it_cannot_page(client: TestClient, params: dict[str, Any],
-                                              field: str) -> None:
-    response = client.get("/runs", params=params)
+def test_get_runs_refuses_what_it_cannot_page(recording_client: TestClient,
+                                              recording_graph: RecordingGraph,
+                                              params: dict[str, Any], field: str) -> None:
+    response = recording_client.get("/runs", params=params)
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == field
+    assert recording_graph.names() == []  # refused before any read
 
 
 def response_schema(schema: dict[str, Any], path: str) -> dict[str, Any]:
@@ -88,8 +90,8 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("path", list(EXPECTED))
-def test_openapi_names_typed_properties(client: TestClient, path: str) -> None:
-    schema = client.get("/schema/openapi.json").json()
+def test_openapi_names_typed_properties(recording_client: TestClient, path: str) -> None:
+    schema = recording_client.get("/schema/openapi.json").json()
     answer = response_schema(schema, path)
     assert answer.get("type") == "object" and answer.get("properties"), answer
     types = property_types(schema, answer)
@@ -97,8 +99,8 @@ def test_openapi_names_typed_properties(client: TestClient, path: str) -> None:
         assert kind in types[name], (path, name, types[name])
 
 
-def test_openapi_types_the_items_of_results_and_pages(client: TestClient) -> None:
-    schema = client.get("/schema/openapi.json").json()
+def test_openapi_types_the_items_of_results_and_pages(recording_client: TestClient) -> None:
+    schema = recording_client.get("/schema/openapi.json").json()
     run = response_schema(schema, "/runs/{run_id}")
     result = resolve(schema, run["properties"]["results"]["items"])
     types = property_types(schema, result)
@@ -135,6 +137,7 @@ def run_statuses(graph: Graph) -> dict[str, tuple[str, str | None]]:
             "MATCH (r:Run) RETURN r.id AS id, r.status AS status, r.error AS error")}
 
 
+@pytest.mark.integration
 def test_start_up_closes_only_the_runs_whose_owner_is_gone(api_settings: Settings,
                                                            graph: Graph) -> None:
     leave_run_open(graph, "alive-1", "server-a", beat_age_s=5)

@@ -24,15 +24,17 @@ from crase.search.roles.protocols import SearchBackends
 from crase.settings import IdeaSettings, SearchSettings, Settings
 from tests.api.conftest import API_KEY, api_settings_for, start_search, wait_for_run
 from tests.api.corpus import ORPHAN, QUERY
+from tests.recording_graph import RecordingGraph
 
-pytestmark = pytest.mark.integration
 
+@pytest.mark.integration
 def test_corpus_loaded_through_the_batch_endpoint(corpus: dict[str, Any]) -> None:
     assert corpus["papers"] == {"received": 38, "accepted": 38, "rejected": 0, "written": 38}
     assert corpus["citations"]["accepted"] == corpus["citations"]["received"] == 67
     assert corpus["rejects"] == []
 
 
+@pytest.mark.integration
 def test_a_search_runs_to_results_with_evidence(finished_run: dict[str, Any]) -> None:
     run = finished_run
     assert run["query"] == QUERY and run["kind"] == "search" and run["tracked"] is True
@@ -55,6 +57,7 @@ def test_a_search_runs_to_results_with_evidence(finished_run: dict[str, Any]) ->
                for edge in r["evidence"]["path"])
 
 
+@pytest.mark.integration
 def test_progress_names_every_stage_the_pipeline_timed(finished_run: dict[str, Any]) -> None:
     # The registry infers the current stage from the pipeline's stage order; this is the
     # check that the order it assumes is the pipeline's.
@@ -65,6 +68,7 @@ def test_progress_names_every_stage_the_pipeline_timed(finished_run: dict[str, A
     assert stages["claims"]["done"] == stages["claims"]["total"] > 0
 
 
+@pytest.mark.integration
 def test_evidence_graph_lists_papers_and_edges_with_delta(
         client: TestClient, finished_run: dict[str, Any]) -> None:
     response = client.get(f"/runs/{finished_run['id']}/graph")
@@ -98,6 +102,7 @@ def test_evidence_graph_lists_papers_and_edges_with_delta(
     assert edge["retained"] is False and edge["reason"].endswith("<= tau 0.2")
 
 
+@pytest.mark.integration
 def test_exports_in_four_formats(client: TestClient, finished_run: dict[str, Any]) -> None:
     run_id, results = finished_run["id"], finished_run["results"]
     as_json = client.get(f"/runs/{run_id}/export")
@@ -125,6 +130,7 @@ def test_exports_in_four_formats(client: TestClient, finished_run: dict[str, Any
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "format"
 
 
+@pytest.mark.integration
 def test_a_finished_run_is_read_from_the_graph_after_a_restart(
         api_settings: Settings, graph: Graph, finished_run: dict[str, Any]) -> None:
     with TestClient(create_app(api_settings, graph=graph)) as fresh:
@@ -138,6 +144,7 @@ def test_a_finished_run_is_read_from_the_graph_after_a_restart(
         assert cancel.status_code == 409 and "already finished" in cancel.json()["detail"]
 
 
+@pytest.mark.integration
 def test_warm_search_reuses_every_delta(client: TestClient,
                                         finished_run: dict[str, Any]) -> None:
     warm = wait_for_run(client, start_search(client))
@@ -146,6 +153,7 @@ def test_warm_search_reuses_every_delta(client: TestClient,
     assert [r["id"] for r in warm["results"]] == [r["id"] for r in finished_run["results"]]
 
 
+@pytest.mark.integration
 def test_cancel_a_queued_run_and_a_finished_one(client: TestClient, graph: Graph,
                                                 corpus: dict[str, Any]) -> None:
     first = start_search(client)
@@ -162,6 +170,7 @@ def test_cancel_a_queued_run_and_a_finished_one(client: TestClient, graph: Graph
     assert again.status_code == 409 and again.json()["error"] == "RunNotCancellable"
 
 
+@pytest.mark.integration
 def test_cancel_a_running_run_stops_it_at_a_stage_boundary(
         client: TestClient, graph: Graph, corpus: dict[str, Any]) -> None:
     run_id = start_search(client)
@@ -174,13 +183,16 @@ def test_cancel_a_running_run_stops_it_at_a_stage_boundary(
     assert export.status_code == 409 and "cancelled" in export.json()["detail"]
 
 
-def test_unknown_runs_are_404(client: TestClient) -> None:
+def test_unknown_runs_are_404(recording_client: TestClient,
+                              recording_graph: RecordingGraph) -> None:
     for path in ("/runs/nope", "/runs/nope/graph", "/runs/nope/export"):
-        response = client.get(path)
+        response = recording_client.get(path)
         assert response.status_code == 404, path
         assert response.json() == {"status_code": 404, "error": "RunNotFound",
                                    "detail": "no run with id 'nope'"}
-    assert client.post("/runs/nope/cancel").status_code == 404
+    assert recording_client.post("/runs/nope/cancel").status_code == 404
+    # The graph was asked for the run each time, and held no row for it.
+    assert recording_graph.sent("read_run") == [{"id": "nope"}] * 4
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -194,9 +206,9 @@ def test_unknown_runs_are_404(client: TestClient) -> None:
     ({"query": "tachyon condensation", "exclude": "x"}, "exclude"),
     ({"query": "tachyon condensation", "color": "blue"}, "color"),
 ])
-def test_bad_search_requests_name_the_field(client: TestClient, body: dict[str, Any],
-                                            field: str) -> None:
-    response = client.post("/searches", json=body)
+def test_bad_search_requests_name_the_field(recording_client: TestClient,
+                                            body: dict[str, Any], field: str) -> None:
+    response = recording_client.post("/searches", json=body)
     assert response.status_code == 400, response.text
     problem = response.json()
     assert problem["error"] == "ValidationFailed"
@@ -204,8 +216,9 @@ def test_bad_search_requests_name_the_field(client: TestClient, body: dict[str, 
     assert field in problem["detail"]
 
 
-def test_malformed_json_and_oversized_bodies(client: TestClient, api_settings: Settings
-                                             ) -> None:
+def test_malformed_json_and_oversized_bodies(recording_client: TestClient,
+                                             offline_settings: Settings) -> None:
+    client, api_settings = recording_client, offline_settings
     broken = client.post("/searches", content=b'{"query": ',
                          headers={"Content-Type": "application/json"})
     assert broken.status_code == 400
@@ -215,6 +228,7 @@ def test_malformed_json_and_oversized_bodies(client: TestClient, api_settings: S
     assert too_big.status_code == 413
 
 
+@pytest.mark.integration
 def test_a_full_queue_answers_429_with_retry_after(settings: Settings, graph: Graph,
                                                    corpus: dict[str, Any]) -> None:
     """One worker held busy, one run waiting: the next is refused until there is room."""
@@ -255,14 +269,15 @@ def wait_until(check: Callable[[], bool], timeout_s: float = 30.0) -> None:
     {"enabled": True}, {"use_providers": True}, {"arxiv_pdf_url": "http://127.0.0.1:9/pdf"},
 ])
 def test_a_search_request_names_no_provider_address_or_switch(
-        client: TestClient, params: dict[str, Any]) -> None:
-    response = client.post("/searches", json={"query": QUERY, "params": params})
+        recording_client: TestClient, params: dict[str, Any]) -> None:
+    response = recording_client.post("/searches", json={"query": QUERY, "params": params})
     assert response.status_code == 400, response.text
     assert next(iter(params)) in response.json()["detail"]
 
 
-def test_a_semantic_scholar_search_needs_the_servers_providers(client: TestClient) -> None:
-    response = client.post("/searches", json={"query": QUERY,
+def test_a_semantic_scholar_search_needs_the_servers_providers(
+        recording_client: TestClient) -> None:
+    response = recording_client.post("/searches", json={"query": QUERY,
                                               "params": {"source": "semantic-scholar"}})
     assert response.status_code == 422, response.text
     assert "providers are off" in response.json()["detail"]
