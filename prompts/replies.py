@@ -42,6 +42,12 @@ class PlanReply(StrictReply):
     queries: list[Phrase] = Field(min_length=1, max_length=20)
 
 
+class QuestionReply(StrictReply):
+    """A benchmark query in question form (bench/query_forms.py)."""
+
+    question: Phrase
+
+
 class ClaimItem(StrictReply):
     # The quote comes first: a model steered through the fields in this order picks the
     # sentence, then writes the claim it supports. Text first, 17 of Qwen2.5-1.5B's 44
@@ -185,6 +191,7 @@ class ImplementationReply(StrictReply):
 
 REPLY_MODELS: dict[str, type[StrictReply]] = {
     "plan_queries": PlanReply,
+    "write_search_question": QuestionReply,
     "extract_claims": ClaimsReply,
     "score_entailment": EntailmentReply,
     "idea_facets": FacetsReply,
@@ -221,6 +228,22 @@ def check_plan(reply: PlanReply, count: int, max_words: int = 12) -> list[str]:
         for query in reply.queries
         if len(query.split()) > max_words
     ]
+    return problems
+
+
+def check_question(reply: QuestionReply, title: str, min_words: int = 6,
+                   max_words: int = 40) -> list[str]:
+    """A question, not a statement or a copy of the title: a title query asked as a
+    question would measure the title form twice."""
+    question = reply.question
+    problems = []
+    if not question.endswith("?"):
+        problems.append("the question must end with a question mark")
+    words = len(question.split())
+    if not min_words <= words <= max_words:
+        problems.append(f"the question has {words} words; write {min_words} to {max_words}")
+    if normalise_text(title) and normalise_text(title) in normalise_text(question):
+        problems.append("the question copies the paper's title; ask in your own words")
     return problems
 
 
