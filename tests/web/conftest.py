@@ -19,8 +19,15 @@ from crase.bench.loopback_http import free_port
 from crase.graph import Graph
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
-from crase.settings import Settings
-from tests.api.conftest import API_KEY, api_settings, client, corpus  # noqa: F401  (fixtures)
+from crase.settings import DatabaseSettings, Settings
+from tests.api.conftest import (  # noqa: F401  (fixtures)
+    API_KEY,
+    api_settings,
+    api_settings_for,
+    client,
+    corpus,
+)
+from tests.conftest import clean_graph
 from tests.sample_slice import SAMPLE
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -72,15 +79,23 @@ def live_server(api_settings: Settings, graph: Graph,  # noqa: F811
         yield server
 
 
-@pytest.fixture
-def sample_server(api_settings: Settings, graph: Graph,  # noqa: F811
-                  tmp_path: Path) -> Iterator[LiveServer]:
+@pytest.fixture(scope="module")
+def sample_server(database_settings: DatabaseSettings, session_graph: Graph,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The app on a real port over the committed sample (3,000 hep-th papers), loaded by
-    the loader as `crase load data/sample` loads it."""
-    load_corpus(graph, locate_corpus(SAMPLE), api_settings,
-                rejects_path=tmp_path / "sample.rejects.jsonl", show_progress=False)
-    with LiveServer(api_settings, graph) as server:
-        yield server
+    the loader as `crase load data/sample` loads it: once for the module, whose tests
+    only add runs to it (none takes the function-scoped `graph`, which would empty it);
+    the graph is emptied when the module is done."""
+    folder = tmp_path_factory.mktemp("sample")
+    settings = api_settings_for(Settings(database=database_settings, var_dir=folder / "var"))
+    clean_graph(session_graph)
+    try:
+        load_corpus(session_graph, locate_corpus(SAMPLE), settings,
+                    rejects_path=folder / "sample.rejects.jsonl", show_progress=False)
+        with LiveServer(settings, session_graph) as server:
+            yield server
+    finally:
+        clean_graph(session_graph)
 
 
 def chromium_paths() -> tuple[str, str]:

@@ -1,13 +1,13 @@
 """The pages in a real browser (headless Chromium, Selenium) against a real server and
 database: log in, search, follow the run, read the results, open the evidence graph and
-its cards, download BibTeX; the same for an idea run; a wrong key is refused; no
-horizontal scrolling of the list at 1280x800 or on a phone.
+its cards, download BibTeX; a wrong key is refused; no horizontal scrolling of the list at
+1280x800 or on a phone. The same over the committed sample, and an idea run, are in
+tests/web/test_graph_reading.py (which loads the sample once for all of them).
 
 Screenshots go to the test's own folder, or to CRASE_WEB_SCREENSHOTS when set (the ones in
 docs/screenshots were taken with CRASE_WEB_SCREENSHOTS=docs/screenshots).
 """
 
-import json
 import os
 import re
 import time
@@ -22,8 +22,6 @@ from tests.web.conftest import DESKTOP, PHONE, LiveServer
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 RESULTS = 10
-IDEA = ("Use level truncation of cubic open string field theory to show that the tachyon "
-        "on an unstable D-brane condenses to the closed string vacuum.")
 
 
 def screenshot_folder(tmp_path: Path) -> Path:
@@ -211,89 +209,6 @@ def test_a_search_from_login_to_graph_cards_and_bibtex(browser: Any, live_server
     find(browser, "#show-pruned").click()
     assert all(drawn(browser, edge) for edge in find_all(browser, "path.edge.pruned"))
     assert svg.get_attribute("class").split().count("show-pruned") == 1
-
-
-SAMPLE_QUERY = "tachyon condensation on unstable D-branes in open string field theory"
-
-
-def test_a_search_on_the_committed_sample_reads_well(browser: Any, sample_server: LiveServer,
-                                                     tmp_path: Path) -> None:
-    """The README's pictures: a coverage-weighted search of the real sample, its ranked
-    list (every paper linked to arXiv) and its evidence graph with an edge card open."""
-    from tests.api.conftest import API_KEY
-
-    shots = screenshot_folder(tmp_path)
-    log_in(browser, sample_server, API_KEY)
-    find(browser, "#search-form textarea[name=query]").send_keys(SAMPLE_QUERY)
-    for name, value in (("k", RESULTS), ("tau", 0.2)):
-        field = find(browser, f"#search-form input[name={name}]")
-        field.clear()
-        field.send_keys(str(value))
-    find(browser, "#search-form select[name=weighting] option[value=coverage]").click()
-    find(browser, "#search-form button[type=submit]").click()
-    wait_for(browser, "#results", 300)
-    results = find_all(browser, "#results > li.result")
-    assert len(results) == RESULTS
-    links = [r.find_elements("css selector", "a.paper-link") for r in results]
-    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
-                   for a in found) for found in links)
-    assert sum("tachyon" in r.text.lower() for r in results) >= RESULTS // 2
-    assert horizontal_overflow(browser) <= 0
-    browser.execute_script("document.querySelector('#open-graph').scrollIntoView()")
-    browser.save_screenshot(str(shots / "run-page.png"))
-    browser.set_window_size(*PHONE)
-    browser.refresh()
-    wait_for(browser, "#results", 10)
-    assert horizontal_overflow(browser) <= 0
-    browser.save_screenshot(str(shots / "run-page-phone.png"))
-    browser.set_window_size(*DESKTOP)
-
-    find(browser, "#open-graph").click()
-    wait_for(browser, "#evidence-graph", 20)
-    assert len(find_all(browser, "#evidence-graph circle.node")) > RESULTS
-    click_an_edge(browser, find_all(browser, "#evidence-graph path.edge.retained"))
-    edge_card = wait_for(browser, "#edge-card", 10)
-    assert "Delta" in edge_card.text and edge_card.find_elements("css selector", "ol.pairs li")
-    browser.save_screenshot(str(shots / "evidence-graph.png"))
-    # A large run draws the retained edges of its seeds and results; the rest on request.
-    context = find_all(browser, "#evidence-graph path.edge.context")
-    assert context and not any(drawn(browser, edge) for edge in context)
-    find(browser, "#show-context").click()
-    assert all(drawn(browser, edge) for edge in context)
-
-
-def test_an_idea_run_with_its_works_audit_summary_and_bibtex(
-        browser: Any, sample_server: LiveServer, tmp_path: Path) -> None:
-    """An idea run on the committed sample, from the form to its audit."""
-    from tests.api.conftest import API_KEY
-
-    shots = screenshot_folder(tmp_path)
-    log_in(browser, sample_server, API_KEY)
-    find(browser, "#idea-form textarea[name=idea]").send_keys(IDEA)
-    find(browser, "#idea-form button[type=submit]").click()
-
-    summary = wait_for(browser, "#audit-summary", 300)
-    works = find_all(browser, "#results > li.result")
-    assert len(works) == 5
-    assert all(work.find_element("css selector", ".evidence p").text for work in works)
-    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
-                   for a in work.find_elements("css selector", "a.paper-link"))
-               for work in works)
-    assert "Evidence from: abstract" in find(browser, "#results").text
-    for stage in ("selection", "grade", "gate", "shortlist", "returned"):
-        assert stage in summary.text
-    assert horizontal_overflow(browser) <= 0
-    browser.execute_script("document.querySelector('#audit-summary').scrollIntoView()")
-    browser.save_screenshot(str(shots / "idea-run.png"))
-
-    allow_downloads(browser)
-    find(browser, "#download-bibtex").click()
-    assert re.search(r"\brank 1\b", downloaded(browser, ".bib"))
-
-    run_id = browser.current_url.rstrip("/").rsplit("/", 1)[-1]
-    find(browser, "#audit-json").click()
-    audit = json.loads(find(browser, "body").text)
-    assert audit["run_id"] == run_id and audit["idea"] == IDEA
 
 
 def test_the_runs_list_pages_newest_first(browser: Any, live_server: LiveServer) -> None:

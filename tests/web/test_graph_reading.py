@@ -2,7 +2,9 @@
 labels on the returned papers, zoom and pan on the view box, the list beside the drawing
 lighting up a result's paper and its path from the seed, a node's click scrolling the list
 to it; the evidence worded by the run's weighting; the force layout (`?layout=force`); the
-draw time of the page.
+draw time of the page. Then a Delta-weighted search of the sample from the form and an idea
+run with its audit. The sample is loaded once for the module (tests/web/conftest.py), and
+the uniform run the reading tests look at is searched once.
 
 Screenshots go to the test's own folder, or to CRASE_WEB_SCREENSHOTS when set (the ones in
 docs/screenshots were taken with CRASE_WEB_SCREENSHOTS=docs/screenshots).
@@ -17,12 +19,16 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import LiveServer
+from tests.web.conftest import DESKTOP, PHONE, LiveServer
 from tests.web.test_browser import (
+    allow_downloads,
     click,
+    click_an_edge,
+    downloaded,
     drawn,
     find,
     find_all,
+    horizontal_overflow,
     log_in,
     screenshot_folder,
     wait_for,
@@ -61,6 +67,13 @@ def finished_search(server: LiveServer, weighting: str = "uniform",
     raise AssertionError("the search did not finish")
 
 
+@pytest.fixture(scope="module")
+def uniform_run(sample_server: LiveServer) -> dict[str, Any]:
+    """The uniform search of the sample that the reading tests below look at, run once:
+    they only read it."""
+    return finished_search(sample_server)
+
+
 def open_graph(browser: Any, server: LiveServer, run_id: str, layout: str | None = None) -> Any:
     from tests.api.conftest import API_KEY
 
@@ -86,9 +99,10 @@ def assert_labels_and_results_drawn(browser: Any) -> list[Any]:
 
 
 def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server: LiveServer,
+                                                    uniform_run: dict[str, Any],
                                                     tmp_path: Path) -> None:
     shots = screenshot_folder(tmp_path)
-    run = finished_search(sample_server)
+    run = uniform_run
     svg = open_graph(browser, sample_server, run["id"])
 
     # Labels: first author and year, on the returned papers and seeds, most of them shown.
@@ -167,13 +181,14 @@ def test_the_graph_reads_zooms_and_follows_the_list(browser: Any, sample_server:
 
 
 def test_the_force_layout_draws_labels_and_zooms(browser: Any, sample_server: LiveServer,
+                                                 uniform_run: dict[str, Any],
                                                  tmp_path: Path) -> None:
     """`?layout=force`: the same papers and labels without axes, coloured by year, zoom on
     the view box; the Layout select goes back; any other layout is a 400 naming both."""
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     shots = screenshot_folder(tmp_path)
-    run = finished_search(sample_server)
+    run = uniform_run
     svg = open_graph(browser, sample_server, run["id"], layout="force")
     assert find(browser, "#layout").get_attribute("value") == "force"
     assert "force-directed" in find(browser, "#layout-explained").text
@@ -204,13 +219,14 @@ def test_the_force_layout_draws_labels_and_zooms(browser: Any, sample_server: Li
 
 
 def test_the_run_page_lists_and_the_connector(browser: Any, sample_server: LiveServer,
+                                              uniform_run: dict[str, Any],
                                               tmp_path: Path) -> None:
     """A uniform run's evidence names no Delta; its prior and derivative works and its top
     authors and venues are listed and linked; the connector finds a known path."""
     from tests.api.conftest import API_KEY
 
     shots = screenshot_folder(tmp_path)
-    run = finished_search(sample_server)
+    run = uniform_run
     log_in(browser, sample_server, API_KEY)
     browser.get(f"{sample_server.url}/ui/runs/{run['id']}")
     results = wait_for(browser, "#results", 20).text
@@ -260,3 +276,91 @@ def test_a_three_hundred_paper_run_draws(browser: Any, sample_server: LiveServer
         lambda b: b.execute_script("return window.craseGraphPaintedMs !== undefined"))
     assert len(find_all(browser, "#evidence-graph circle.node.returned")) >= 250
     click(browser, find(browser, "#zoom-in"))
+
+
+# The searches below weigh edges by Delta and run the idea workflow, which add claims and
+# runs to the sample: they come after the uniform runs above, as on a freshly loaded sample.
+SAMPLE_QUERY = "tachyon condensation on unstable D-branes in open string field theory"
+SAMPLE_RESULTS = 10
+IDEA = ("Use level truncation of cubic open string field theory to show that the tachyon "
+        "on an unstable D-brane condenses to the closed string vacuum.")
+
+
+def test_a_search_on_the_committed_sample_reads_well(browser: Any, sample_server: LiveServer,
+                                                     tmp_path: Path) -> None:
+    """The README's pictures: a coverage-weighted search of the real sample, its ranked
+    list (every paper linked to arXiv) and its evidence graph with an edge card open."""
+    from tests.api.conftest import API_KEY
+
+    shots = screenshot_folder(tmp_path)
+    log_in(browser, sample_server, API_KEY)
+    find(browser, "#search-form textarea[name=query]").send_keys(SAMPLE_QUERY)
+    for name, value in (("k", SAMPLE_RESULTS), ("tau", 0.2)):
+        field = find(browser, f"#search-form input[name={name}]")
+        field.clear()
+        field.send_keys(str(value))
+    find(browser, "#search-form select[name=weighting] option[value=coverage]").click()
+    find(browser, "#search-form button[type=submit]").click()
+    wait_for(browser, "#results", 300)
+    results = find_all(browser, "#results > li.result")
+    assert len(results) == SAMPLE_RESULTS
+    links = [r.find_elements("css selector", "a.paper-link") for r in results]
+    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
+                   for a in found) for found in links)
+    assert sum("tachyon" in r.text.lower() for r in results) >= SAMPLE_RESULTS // 2
+    assert horizontal_overflow(browser) <= 0
+    browser.execute_script("document.querySelector('#open-graph').scrollIntoView()")
+    browser.save_screenshot(str(shots / "run-page.png"))
+    browser.set_window_size(*PHONE)
+    browser.refresh()
+    wait_for(browser, "#results", 10)
+    assert horizontal_overflow(browser) <= 0
+    browser.save_screenshot(str(shots / "run-page-phone.png"))
+    browser.set_window_size(*DESKTOP)
+
+    find(browser, "#open-graph").click()
+    wait_for(browser, "#evidence-graph", 20)
+    assert len(find_all(browser, "#evidence-graph circle.node")) > SAMPLE_RESULTS
+    click_an_edge(browser, find_all(browser, "#evidence-graph path.edge.retained"))
+    edge_card = wait_for(browser, "#edge-card", 10)
+    assert "Delta" in edge_card.text and edge_card.find_elements("css selector", "ol.pairs li")
+    browser.save_screenshot(str(shots / "evidence-graph.png"))
+    # A large run draws the retained edges of its seeds and results; the rest on request.
+    context = find_all(browser, "#evidence-graph path.edge.context")
+    assert context and not any(drawn(browser, edge) for edge in context)
+    find(browser, "#show-context").click()
+    assert all(drawn(browser, edge) for edge in context)
+
+
+def test_an_idea_run_with_its_works_audit_summary_and_bibtex(
+        browser: Any, sample_server: LiveServer, tmp_path: Path) -> None:
+    """An idea run on the committed sample, from the form to its audit."""
+    from tests.api.conftest import API_KEY
+
+    shots = screenshot_folder(tmp_path)
+    log_in(browser, sample_server, API_KEY)
+    find(browser, "#idea-form textarea[name=idea]").send_keys(IDEA)
+    find(browser, "#idea-form button[type=submit]").click()
+
+    summary = wait_for(browser, "#audit-summary", 300)
+    works = find_all(browser, "#results > li.result")
+    assert len(works) == 5
+    assert all(work.find_element("css selector", ".evidence p").text for work in works)
+    assert all(any(a.get_attribute("href").startswith("https://arxiv.org/abs/hep-th/")
+                   for a in work.find_elements("css selector", "a.paper-link"))
+               for work in works)
+    assert "Evidence from: abstract" in find(browser, "#results").text
+    for stage in ("selection", "grade", "gate", "shortlist", "returned"):
+        assert stage in summary.text
+    assert horizontal_overflow(browser) <= 0
+    browser.execute_script("document.querySelector('#audit-summary').scrollIntoView()")
+    browser.save_screenshot(str(shots / "idea-run.png"))
+
+    allow_downloads(browser)
+    find(browser, "#download-bibtex").click()
+    assert re.search(r"\brank 1\b", downloaded(browser, ".bib"))
+
+    run_id = browser.current_url.rstrip("/").rsplit("/", 1)[-1]
+    find(browser, "#audit-json").click()
+    audit = json.loads(find(browser, "body").text)
+    assert audit["run_id"] == run_id and audit["idea"] == IDEA

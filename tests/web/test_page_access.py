@@ -1,5 +1,6 @@
 """Logging in to the pages, the session cookie, the form tokens, and the docs pages that
-need no internet. Over the app's test client; the browser tests are in test_browser.py."""
+need no internet. Over the app's test client; the browser tests are in test_browser.py and
+test_graph_reading.py."""
 
 import re
 import time
