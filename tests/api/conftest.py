@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from crase.api.app import create_app
 from crase.graph import Graph
 from crase.settings import ApiSettings, ProviderSettings, Settings
-from tests.api.corpus import QUERY, fixture_corpus
+from tests.api.corpus import QUERY, load_corpus_into
 from tests.recording_graph import RecordingGraph
 
 API_KEY = "test-key-for-the-api-tests"
@@ -87,12 +87,10 @@ def recording_client(recording_app: tuple[RecordingGraph, TestClient],
 
 
 @pytest.fixture
-def corpus(client: TestClient) -> dict[str, Any]:
-    """The fixture corpus, loaded through POST /papers/batch; returns the load's answer."""
-    papers, citations = fixture_corpus()
-    response = client.post("/papers/batch", json={"papers": papers, "citations": citations})
-    assert response.status_code == 200, response.text
-    return response.json()
+def corpus(client: TestClient, api_settings: Settings, graph: Graph) -> dict[str, Any]:
+    """The fixture corpus, written by the loader; returns the load's answer. (Read-only
+    tests share one loaded corpus: tests/api/loaded/.)"""
+    return load_corpus_into(graph, api_settings)
 
 
 def wait_for_run(client: TestClient, run_id: str, timeout_s: float = 120.0) -> dict[str, Any]:

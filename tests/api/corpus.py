@@ -8,6 +8,10 @@ nothing, so they are pruned at tau = 0.2; one of them strands a seed (ORPHAN).
 
 from typing import Any
 
+from crase.api.batch_loads import load_batch
+from crase.graph import Graph
+from crase.settings import Settings
+
 TOPICS: dict[str, tuple[str, list[str]]] = {
     "tachyon": ("Tachyon condensation on unstable D-branes", [
         "We show that the open string tachyon on a non-BPS D-brane condenses to the closed "
@@ -90,3 +94,11 @@ def fixture_corpus() -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     papers += [ORPHAN, UNRELATED]
     citations.append({"citing_id": ORPHAN["id"], "cited_id": UNRELATED["id"]})
     return papers, citations
+
+
+def load_corpus_into(graph: Graph, settings: Settings) -> dict[str, Any]:
+    """The fixture corpus, written by the loader (what POST /papers/batch calls, without
+    the HTTP round trip); returns the load's answer in the route's shape."""
+    papers, citations = fixture_corpus()
+    edges = [(edge["citing_id"], edge["cited_id"]) for edge in citations]
+    return load_batch(graph, settings, papers, edges).as_json()

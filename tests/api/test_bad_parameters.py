@@ -132,20 +132,6 @@ def test_a_search_without_seeds_says_why(graph: Graph, cli_env: Path,
     assert "no paper matched the query's words" in err and "other words" in err
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("q", ["AND", "NOT", "OR", "black OR", "AND NOT x", "&&", "||",
-                               "x &&", "Black AND hole", "(", '"', "***", "/.*/"])
-def test_paper_search_takes_any_text_as_words(client: TestClient, corpus: dict[str, Any],
-                                              q: str) -> None:
-    response = client.get("/papers", params={"q": q})
-    assert response.status_code == 200, response.text
-    hits = response.json()["results"]
-    if q in ("***", "/.*/", "&&", "||"):
-        assert hits == []
-    if q in ("black OR", "Black AND hole"):
-        assert hits and all(hit["id"].startswith("entropy") for hit in hits[:5])
-
-
 @pytest.mark.parametrize("params, field", [
     ({"max_iterations": 1_000_000_000}, "max_iterations"),
     ({"k": 5000}, "k"),

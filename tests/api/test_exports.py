@@ -11,7 +11,6 @@ from typing import Any
 import bibtexparser
 import pytest
 import rispy
-from litestar.testing import TestClient
 
 from crase.api.exports import (
     bibtex_entry,
@@ -263,28 +262,3 @@ def test_csv_guards_cells_a_spreadsheet_would_run() -> None:
     assert row["title"] == "'=HYPERLINK(\"x\")"
     assert row["authors"] == "Ana Żółć; B. Brown" and row["venue"] == ""
 
-
-@pytest.mark.integration
-def test_a_finished_run_exports_with_links_and_one_charset(
-        client: TestClient, finished_run: dict[str, Any]) -> None:
-    run_id, results = finished_run["id"], finished_run["results"]
-    assert results[0]["links"] == {"arxiv": f"https://arxiv.org/abs/{results[0]['arxiv_id']}"}
-    as_csv = client.get(f"/runs/{run_id}/export", params={"format": "csv"})
-    assert as_csv.headers["content-type"] == "text/csv; charset=utf-8"
-    rows = list(csv.DictReader(io.StringIO(as_csv.text)))
-    assert rows[0]["url"] == results[0]["links"]["arxiv"]
-    bibtex = client.get(f"/runs/{run_id}/export", params={"format": "bibtex"})
-    assert bibtex.headers["content-type"].count("charset") == 1
-    entries = parsed_bibtex(bibtex.text)
-    assert len(entries) == len(results)
-    # A paper without an identifier has no link, and its entry no url.
-    assert sorted(entry.get("url", "") for entry in entries.values()) == sorted(
-        r["links"].get("arxiv", "") for r in results)
-    ris = client.get(f"/runs/{run_id}/export", params={"format": "ris"})
-    assert ris.headers["content-type"].count("charset") == 1
-    records = rispy.loads(ris.text)
-    assert [r["id"] for r in records] == [r["id"] for r in results]
-    assert [record.get("urls", []) for record in records] == [
-        list(r["links"].values()) for r in results]
-    exported = client.get(f"/runs/{run_id}/export").json()["results"]
-    assert exported[0]["links"] == results[0]["links"]
