@@ -21,6 +21,19 @@ from crase.graph import Graph
 from crase.settings import DatabaseSettings, Settings
 
 TEST_PASSWORD = "crase-test-password"
+# Set by `make fuzz`: the tests marked `fuzz` explore only then (tests/api/test_openapi_fuzz.py).
+FUZZ_VARIABLE = "CRASE_FUZZ_EXAMPLES"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The generated-request fuzz is exploration, not a verdict: deselected unless `make
+    fuzz` asks for it, so every other run collects the same tests."""
+    if os.environ.get(FUZZ_VARIABLE) is not None:
+        return
+    fuzz = [item for item in items if item.get_closest_marker("fuzz")]
+    if fuzz:
+        config.hook.pytest_deselected(items=fuzz)
+        items[:] = [item for item in items if not item.get_closest_marker("fuzz")]
 
 
 def docker_engine_answers() -> bool:
