@@ -14,11 +14,17 @@ The statements tried are bench/probe.py's ANALYST_WRITES, the one list of writes
 endpoint must refuse; the adversarial probe tries the same list in variants.
 """
 
+from collections.abc import Iterator
+
 import pytest
 from litestar.testing import TestClient
 
+from crase.api.app import create_app
 from crase.bench.probe import ANALYST_WRITES
 from crase.graph import Graph
+from crase.settings import DatabaseSettings, Settings
+from tests.api.conftest import API_KEY, api_settings_for
+from tests.conftest import clean_graph
 from tests.recording_graph import RecordingGraph
 
 
@@ -43,19 +49,35 @@ def graph_state(graph: Graph) -> tuple:
             sorted(labels), sorted(users))
 
 
-@pytest.fixture
-def papers(graph: Graph) -> None:
-    with graph.driver.session(database=graph.database) as session:
+@pytest.fixture(scope="module")
+def graph(session_graph: Graph) -> Iterator[Graph]:
+    """120 papers, one citation and a GDS projection, written once for the module: every
+    test here only reads, and each refusal checks that nothing changed."""
+    clean_graph(session_graph)
+    with session_graph.driver.session(database=session_graph.database) as session:
         session.run("UNWIND range(1, 120) AS i CREATE (:Paper {id: 'p' + i, title: 'T' + i, "
                     "year: 1990 + i % 10})").consume()
         session.run("MATCH (a:Paper {id: 'p2'}), (b:Paper {id: 'p1'}) "
                     "CREATE (a)-[:CITES {delta: 0.5}]->(b)").consume()
         session.run("CALL gds.graph.project('g', 'Paper', 'CITES')").consume()
+    yield session_graph
+    clean_graph(session_graph)
+
+
+@pytest.fixture(scope="module")
+def client(graph: Graph, database_settings: DatabaseSettings,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """One app on the module's graph."""
+    var_dir = tmp_path_factory.mktemp("analyst") / "var"
+    settings = api_settings_for(Settings(database=database_settings, var_dir=var_dir))
+    with TestClient(create_app(settings, graph=graph)) as test_client:
+        test_client.headers["X-API-Key"] = API_KEY
+        yield test_client
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("query", ANALYST_WRITES)
-def test_writes_and_side_effects_are_refused(client: TestClient, graph: Graph, papers: None,
+def test_writes_and_side_effects_are_refused(client: TestClient, graph: Graph,
                                              query: str) -> None:
     before = graph_state(graph)
     status, body = cypher(client, query)
@@ -66,7 +88,7 @@ def test_writes_and_side_effects_are_refused(client: TestClient, graph: Graph, p
 
 
 @pytest.mark.integration
-def test_apoc_is_absent_and_says_so(client: TestClient, papers: None) -> None:
+def test_apoc_is_absent_and_says_so(client: TestClient) -> None:
     status, body = cypher(client, "CALL apoc.create.node(['Intruder'], {})")
     assert status == 400
     assert body["error"] == "AnalystQueryInvalid"
@@ -74,7 +96,7 @@ def test_apoc_is_absent_and_says_so(client: TestClient, papers: None) -> None:
 
 
 @pytest.mark.integration
-def test_reads_return_rows_nodes_and_relationships(client: TestClient, papers: None) -> None:
+def test_reads_return_rows_nodes_and_relationships(client: TestClient) -> None:
     status, body = cypher(client, "MATCH (u:Paper {id: $id})-[c:CITES]->(v) "
                                   "RETURN u.title AS title, c, v, [1, 2] AS list", id="p2")
     assert status == 200, body
@@ -88,7 +110,7 @@ def test_reads_return_rows_nodes_and_relationships(client: TestClient, papers: N
 
 
 @pytest.mark.integration
-def test_paths_dates_and_allowed_procedures(client: TestClient, papers: None) -> None:
+def test_paths_dates_and_allowed_procedures(client: TestClient) -> None:
     status, body = cypher(client, "MATCH path = (:Paper {id: 'p2'})-[:CITES]->() "
                                   "RETURN path, date('2003-01-02') AS day, gds.version() AS v")
     assert status == 200, body
@@ -102,7 +124,7 @@ def test_paths_dates_and_allowed_procedures(client: TestClient, papers: None) ->
 
 
 @pytest.mark.integration
-def test_row_limit_truncates_and_says_so(client: TestClient, papers: None) -> None:
+def test_row_limit_truncates_and_says_so(client: TestClient) -> None:
     status, body = cypher(client, "MATCH (p:Paper) RETURN p.id AS id")
     assert status == 200
     assert len(body["rows"]) == 50 and body["truncated"] is True
