@@ -43,13 +43,21 @@ from crase.search.order_training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
-    example_from,
+    labelled,
     read_training_queries,
-    search_evidence,
     train_order_model,
     training_example,
+    training_search,
 )
-from crase.search.text_ranking import BM25_WEIGHT, fuse
+from crase.search.stages import (
+    Search,
+    SearchState,
+    candidates_of,
+    filled_ordering,
+    learned_order_gate,
+    order_list,
+    walk_ordering,
+)
 from crase.settings import Settings
 
 K = 50
@@ -59,6 +67,9 @@ K = 50
 class DevQuery:
     example: TrainingExample
     walk_order: list[str]  # the previous default's list: the walk's top K, then text
+    # The search's list where a gate keeps the model from ordering it (a thin graph: the
+    # text order; a keyword query: the walk's order); None where the model orders it.
+    gated_order: list[str] | None = None
 
 
 def collect(args: argparse.Namespace) -> None:
@@ -77,10 +88,10 @@ def collect(args: argparse.Namespace) -> None:
             items: list[Any] = []
             for done, q in enumerate(queries, start=1):
                 tq = TrainingQuery(q.source_id, q.text, q.year, q.relevant)
-                evidence = search_evidence(graph, backends, params, q.text, [q.source_id])
-                example = example_from(graph, evidence, tq)
-                items.append(DevQuery(example, walk_order(evidence.walk, evidence.lexical,
-                                                          evidence.dense)))
+                search, state = training_search(graph, backends, params, q.text,
+                                                [q.source_id])
+                items.append(DevQuery(labelled(candidates_of(search, state), tq),
+                                      walk_order(search, state), gated_order(search, state)))
                 report(done, len(queries), started)
         else:
             held = frozenset(row["source_paper_id"] for path in args.hold_out
@@ -89,7 +100,8 @@ def collect(args: argparse.Namespace) -> None:
                                           held_out=held, from_year=args.from_year)
             items = []
             for done, tq in enumerate(train, start=1):
-                items.append(training_example(graph, backends, params, tq))
+                if (example := training_example(graph, backends, params, tq)) is not None:
+                    items.append(example)
                 report(done, len(train), started)
     finally:
         graph.close()
@@ -102,12 +114,22 @@ def report(done: int, total: int, started: float) -> None:
         print(f"{done}/{total} queries, {per:.2f} s/query", file=sys.stderr, flush=True)
 
 
-def walk_order(walk: Any, lexical: Any, dense: Any) -> list[str]:
-    """The walk's top K, then the fused text ranking's papers it lacks (the shipped fill)."""
-    ranked = [paper for paper, _ in walk[:K]]
-    fused = [paper for paper, _ in fuse([[h.id for h in lexical], [h.id for h in dense]],
-                                        [BM25_WEIGHT, 1.0])]
-    return list(dict.fromkeys(ranked + fused))[:K]
+def walk_order(search: Search, state: SearchState) -> list[str]:
+    """The walk's top K and the text fill: the search's own order and fill stages under
+    order "walk" (search/stages.py)."""
+    return ids_of(filled_ordering(search, state, walk_ordering(search, state)).ranked)
+
+
+def gated_order(search: Search, state: SearchState) -> list[str] | None:
+    """The search's own list where a gate keeps the model from ordering it; None where
+    the model orders it."""
+    if learned_order_gate(search, state) is None:
+        return None
+    return ids_of(filled_ordering(search, state, order_list(search, state)).ranked)
+
+
+def ids_of(ranked: list[tuple[str, float]]) -> list[str]:
+    return [paper for paper, _ in ranked]
 
 
 def figures(rankings: list[list[str]], relevants: list[frozenset[str]]) -> dict[str, float]:
@@ -139,11 +161,10 @@ def versus(a: list[list[str]], b: list[list[str]], relevants: list[frozenset[str
 
 
 def model_rankings(model: OrderModel, dev: list[DevQuery]) -> list[list[str]]:
-    """The model's top K where the walk ranked at least K papers; elsewhere the walk's
-    order and the text fill, as the search does (search/pipeline.py)."""
+    """The model's top K where the search's gates let the model order the list; elsewhere
+    the search's own list (search/stages.py)."""
     return [[p.id for p in order_candidates(model, q.example.candidates, K)]
-            if q.example.candidates.column("walk_reached").sum() >= K else q.walk_order
-            for q in dev]
+            if q.gated_order is None else q.gated_order for q in dev]
 
 
 def variant_features() -> dict[str, tuple[str, ...]]:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from crase.graph import Graph
 from crase.search.expansion import Edge, Neighbourhood
-from crase.search.text_ranking import Encoder, Hit, fuse_hits, query_lists
+from crase.search.text_ranking import Hit, fuse_hits
 
 WALK_POOL = 200  # the walk's top papers that become candidates
 TEXT_POOL = 100  # each text ranking's top hits that become candidates
@@ -116,10 +116,11 @@ def read_cited_by(graph: Graph, ids: list[str], excluded: list[str]) -> dict[str
     return {row["id"]: int(row["cited_by"]) for row in rows}
 
 
-def text_lists(graph: Graph, encoder: Encoder | None, query: str,
-               excluded: list[str]) -> tuple[list[Hit], list[Hit]]:
-    """The query's BM25 and embedding hits, TEXT_POOL each (search/text_ranking.py)."""
-    return query_lists(graph, encoder, query, TEXT_POOL, excluded)
+def features_of(graph: Graph, evidence: SearchEvidence, excluded: list[str]) -> Candidates:
+    """Every candidate with its features, the corpus's citation counts read without the
+    citations of `excluded` papers: the search and the trainer both compute them here."""
+    return candidate_features(evidence, read_cited_by(graph, candidate_ids(evidence),
+                                                      excluded))
 
 
 def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) -> Candidates:

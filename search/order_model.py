@@ -8,7 +8,6 @@ of the features (the ablations train without one group at a time).
 """
 
 import json
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -18,18 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import OrderModelInvalid
-from crase.graph import Graph
-from crase.search.candidate_features import (
-    FEATURES,
-    Candidates,
-    candidate_features,
-    candidate_ids,
-    gathered,
-    read_cited_by,
-    text_lists,
-)
-from crase.search.expansion import Neighbourhood
-from crase.search.text_ranking import Encoder
+from crase.search.candidate_features import FEATURES, Candidates
 
 # The model `crase search` uses unless settings name another: trained on hep-th papers
 # published before 2003 only (docs/retrieval-quality.md).
@@ -117,15 +105,3 @@ def model_at(path: Path | None) -> OrderModel:
     """The model in `path` (None: the shipped one), read once per process."""
     return load_model(path or SHIPPED_MODEL)
 
-
-def order_by_model(graph: Graph, encoder: Encoder | None, query: str,
-                   walk: Sequence[tuple[str, float]], hood: Neighbourhood,
-                   restart: dict[str, float], excluded: list[str], model: OrderModel,
-                   k: int) -> list[Placed]:
-    """A search's top k by the model: the walk's list and the query's BM25 and embedding
-    hits are the candidates (search/candidate_features.py)."""
-    lexical, dense = text_lists(graph, encoder, query, excluded)
-    evidence = gathered(graph, walk, lexical, dense, hood, restart, excluded)
-    ids = candidate_ids(evidence)
-    candidates = candidate_features(evidence, read_cited_by(graph, ids, excluded))
-    return order_candidates(model, candidates, k)

@@ -2,11 +2,13 @@
 title and first two abstract sentences are a query and its in-corpus references are the
 answer, the way the benchmark query sets are built (../shared/data/README.md).
 
-Each training query runs the search's own stages up to its candidates (seeds, the 1.5-hop
-neighbourhood, the walk, the two text rankings: search/candidate_features.py) with its
-source paper excluded, which leaves that paper out with all its edges, exactly as the
-benchmark hides a query's source. The source's references are read once, as the answer,
-and never reach the features.
+Each training query runs the search's own stages up to its candidates (search/stages.py:
+seeds, the neighbourhood, the walk's weights and the walk, the text lists; then the
+candidates' features, search/candidate_features.py) with its source paper excluded, which
+leaves that paper out with all its edges, exactly as the benchmark hides a query's source;
+nothing is recorded. A query the search would not order by the model (a thin graph or a
+keyword query: the learned order's gates) teaches nothing and is left out. The source's
+references are read once, as the answer, and never reach the features.
 
 The model is linear (search/order_model.py) and fit by a listwise softmax loss: per
 query, the cross-entropy between the softmax of the scores over its candidates and the
@@ -17,7 +19,6 @@ and are left out of the fit (counted in the description).
 
 import hashlib
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,24 +28,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
-from crase.scoring.delta import keep_all_edges
-from crase.search.candidate_features import (
-    FEATURES,
-    WALK_POOL,
-    Candidates,
-    SearchEvidence,
-    candidate_features,
-    candidate_ids,
-    gathered,
-    read_cited_by,
-    text_lists,
-)
-from crase.search.expansion import expand
+from crase.search.candidate_features import FEATURES, Candidates
 from crase.search.order_model import OrderModel
-from crase.search.pipeline import seed_rules
+from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
-from crase.search.seeds import find_seeds, restart_distribution, unique_seed_ids
-from crase.search.walk import Walk, rank
+from crase.search.stages import (
+    Search,
+    SearchState,
+    candidates_of,
+    gather_evidence,
+    learned_order_gate,
+)
 from crase.settings import SearchSettings
 
 # The features a model is trained on unless told otherwise: all but the walk's score and
@@ -102,34 +96,27 @@ def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
             for i in picked]
 
 
-def search_evidence(graph: Graph, backends: SearchBackends, params: SearchSettings,
-                    query: str, excluded: list[str]) -> SearchEvidence:
-    """The evidence a search with `params` gathers for `query` before it orders its
-    candidates (the stages of search/pipeline.py, nothing recorded)."""
-    seeds = find_seeds(graph, backends.encoder, query, [], seed_rules(params), excluded)
-    seed_ids = unique_seed_ids(seeds)
-    restart = restart_distribution(seeds, params.seed_weights)
-    hood = expand(graph, seed_ids, params.hops, excluded)
-    pruned = keep_all_edges(hood.nodes, hood.edges, hood.seeds)
-    walk = Walk(params.walk, params.orientation, datetime.now(UTC).year, 0.0, params.alpha,
-                max(params.k, WALK_POOL), params.max_iterations, params.tolerance)
-    ranked = rank(graph, f"train-{uuid.uuid4().hex[:12]}", pruned, walk, restart, hood.years)
-    lexical, dense = text_lists(graph, backends.encoder, query, excluded)
-    return gathered(graph, ranked, lexical, dense, hood, restart, excluded)
+def training_search(graph: Graph, backends: SearchBackends, params: SearchSettings,
+                    query: str, excluded: list[str]) -> tuple[Search, SearchState]:
+    """A learned-order search with `params` for `query` through the search's own stages
+    up to its walk (search/stages.py), the `excluded` papers hidden, nothing recorded."""
+    search = Search(graph, backends, SearchRequest(
+        query=query, params=params.model_copy(update={"order": "learned"}), exclude=excluded))
+    return search, gather_evidence(search)
 
 
 def training_example(graph: Graph, backends: SearchBackends, params: SearchSettings,
-                     query: TrainingQuery) -> TrainingExample:
-    """The query's candidates with its source paper and every edge of it hidden."""
-    evidence = search_evidence(graph, backends, params, query.text, [query.source_id])
-    return example_from(graph, evidence, query)
+                     query: TrainingQuery) -> TrainingExample | None:
+    """The query's candidates with its source paper and every edge of it hidden; None
+    where the search would not order them by the model (learned_order_gate)."""
+    search, state = training_search(graph, backends, params, query.text, [query.source_id])
+    if learned_order_gate(search, state) is not None:
+        return None
+    return labelled(candidates_of(search, state), query)
 
 
-def example_from(graph: Graph, evidence: SearchEvidence, query: TrainingQuery
-                 ) -> TrainingExample:
-    """The candidates of gathered evidence, labelled by the query's answer."""
-    ids = candidate_ids(evidence)
-    candidates = candidate_features(evidence, read_cited_by(graph, ids, [query.source_id]))
+def labelled(candidates: Candidates, query: TrainingQuery) -> TrainingExample:
+    """The candidates, labelled by the query's answer."""
     labels = np.array([float(p in query.answer) for p in candidates.ids])
     return TrainingExample(query, candidates, labels)
 
@@ -197,9 +184,11 @@ def gather_examples(graph: Graph, backends: SearchBackends, params: SearchSettin
                     queries: Sequence[TrainingQuery],
                     progress: Callable[[int, int], None] | None = None
                     ) -> list[TrainingExample]:
+    """The training example of every query the search orders by the model."""
     examples = []
     for done, query in enumerate(queries, start=1):
-        examples.append(training_example(graph, backends, params, query))
+        if (example := training_example(graph, backends, params, query)) is not None:
+            examples.append(example)
         if progress:
             progress(done, len(queries))
     return examples

@@ -1,5 +1,7 @@
 """Evidence-graph search, end to end: plan -> seeds -> neighbourhood -> claims ->
-entailment -> pruning -> ranking -> evidence, each stage timed and recorded on the Run.
+entailment -> pruning -> ranking -> order -> fill -> evidence, each stage timed and
+recorded on the Run. The stages up to the fill are search/stages.py, the same ones the
+order model's trainer runs.
 
 With `source="semantic-scholar"` the seeds come from Semantic Scholar searches and the
 expand stage first fetches the seeds' neighbourhood into the graph
@@ -17,49 +19,30 @@ from typing import TYPE_CHECKING, Any
 from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
-from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
-from crase.search.audit import record_considered, record_results, record_seeds
-from crase.search.candidate_features import TEXT_POOL, WALK_POOL
+from crase.scoring.delta import PrunedGraph
+from crase.search.audit import record_considered, record_results
 from crase.search.evidence import PaperEvidence, attach_claim_pairs, build_evidence
-from crase.search.expansion import Edge, Neighbourhood, expand
-from crase.search.grounding import (
-    EdgeScores,
-    ensure_claims,
-    ensure_edge_scores,
-    read_claims,
-    read_matrices,
-)
-from crase.search.order_model import (
-    MIN_QUERY_WORDS,
-    OrderModel,
-    model_at,
-    order_by_model,
-)
+from crase.search.expansion import Edge, Neighbourhood
+from crase.search.grounding import read_claims, read_matrices
 from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
-from crase.search.seeds import (
-    QUERY_ITSELF,
-    Seed,
-    SeedRules,
-    find_seeds,
-    given_seeds,
-    restart_distribution,
-    unique_seed_ids,
+from crase.search.seeds import QUERY_ITSELF, Seed
+from crase.search.stages import (
+    EVIDENCE_STAGES,
+    LIST_STAGES,
+    Search,
+    SearchState,
+    planned,
+    run_stages,
+    weighs_by_delta,
 )
-from crase.search.text_fill import fill_from_text, text_order
-from crase.search.walk import Walk, rank
-from crase.settings import SearchSettings
 from crase.usage import Usage
 
 if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
     from crase.search.semantic_scholar_source import SemanticScholarSource
 
-# Below this many papers ranked per seed, the graph adds almost nothing to the seeds and the
-# query's own text ranking orders the list (graph_adds_little).
-THIN_GRAPH_RATIO = 3
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
-STAGES = ("plan", "seeds", "expand", "claims", "entailment", "prune", "rank", "order",
-          "fill", "evidence", "record")
+STAGES = (*(name for name, _ in EVIDENCE_STAGES + LIST_STAGES), "evidence", "record")
 
 
 @dataclass
@@ -185,141 +168,44 @@ def seed_source(graph: Graph, backends: SearchBackends, request: SearchRequest,
 def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 run: RunLifecycle, result: SearchResult, observer: RunObserver,
                 source: "SemanticScholarSource | None") -> None:
-    p = request.params
-    given = request.seed_override is not None
-    # Only the coverage walk weighs edges by Delta; the uniform walk (a baseline, every
-    # edge 1) and the influential walk (the publisher's mark) need no claims and no Delta.
-    by_delta = p.weighting == "coverage"
-    planned = not given and p.sub_queries > 0
-    with run.stage("plan"):
-        result.plan = backends.planner.plan(request.query, p.sub_queries) if planned else []
-    with run.stage("seeds"):
-        if given:
-            result.seeds = given_seeds(request.seed_override or [], request.exclude)
-        elif source is not None:
-            result.seeds = source.seeds(request.query, result.plan, seed_rules(p),
-                                        request.exclude)
-        else:
-            result.seeds = find_seeds(graph, backends.encoder, request.query, result.plan,
-                                      seed_rules(p), request.exclude)
-        seed_ids = unique_seed_ids(result.seeds)
-        restart = restart_distribution(result.seeds, "uniform" if given else p.seed_weights)
-        record_seeds(run.recorder, result.seeds, restart)
-    with run.stage("expand"):
-        if source is not None:
-            source.grow(seed_ids, p.hops)
-        hood = expand(graph, seed_ids, p.hops, request.exclude)
-    with run.stage("claims"):
-        extracted = ensure_claims(graph, backends.extractor, hood.nodes,
-                                  progress=observer.items_done) if by_delta else 0
-    with run.stage("entailment"):
-        scores = ensure_edge_scores(
-            graph, backends.extractor.name, backends.scorer, hood.edges, p.theta,
-            progress=observer.items_done, stored=hood.stored) if by_delta else EdgeScores()
-    with run.stage("prune"):
-        pruned = (prune(hood.nodes, hood.edges, scores.delta, hood.seeds, p.tau) if by_delta
-                  else keep_all_edges(hood.nodes, hood.edges, hood.seeds,
-                                      walk_weights(p, hood)))
-    learned = p.order == "learned"
-    with run.stage("rank"):
-        walk = Walk(p.walk, p.orientation, request.age_reference(),
-                    p.beta if by_delta else 0.0, p.alpha,
-                    max(p.k, WALK_POOL) if learned else p.k, p.max_iterations, p.tolerance)
-        ranked = rank(graph, result.run_id, pruned, walk, restart, hood.years)
-    placed: dict[str, dict[str, float]] = {}
-    # What placed the list (the Run's counts.order): the model, the walk or the text.
-    order: dict[str, Any] = {"order": p.order, "placed_by": "walk"}
-    walked = {paper for paper, _ in ranked}
-    from_text: list[str] = []
-    by_text = False  # the text ranking ordered the list: nothing left to fill
-    with run.stage("order"):
-        thin = learned and p.fill == "text" and graph_adds_little(len(ranked), len(seed_ids))
-        outside = learned_order_outside(request.query, len(ranked), p.k) if learned else None
-        if thin:
-            order |= {"placed_by": "text", "not_applied": (
-                f"the walk ranked {len(ranked)} papers from {len(seed_ids)} seeds, fewer than "
-                f"{THIN_GRAPH_RATIO} per seed: the query's own text ranking")}
-            learned, by_text = False, True
-            ranked, from_text = text_order(graph, backends.encoder, request.query, ranked,
-                                           p.k, TEXT_POOL, request.exclude)
-        elif learned and outside is None:
-            model = model_at(backends.order_model)
-            order |= {"placed_by": "model", "model": model.summary()}
-            ranked, placed = _order_learned(graph, backends, request, ranked, hood, restart,
-                                            model)
-        elif learned:
-            order["not_applied"] = f"{outside}: the walk's order and the text fill"
-            learned = False
-            ranked = ranked[:p.k]  # the walk ranked a deeper pool for the model
-    with run.stage("fill"):
-        if p.fill == "text" and not by_text:
-            ranked, from_text = fill_from_text(graph, backends.encoder, request.query,
-                                               ranked, p.k, request.exclude)
-    with run.stage("evidence"):
-        result.results = _explain(graph, backends, ranked, pruned, p.orientation, from_text,
-                                  hood.influential, weighted=by_delta)
-        _attach_seed_places(result.results, result.seeds, restart)
-        for paper in result.results:
-            paper.evidence.ranking_features = placed.get(paper.id)
-            if learned and paper.id not in walked:
-                paper.evidence.text_match = True
-    with run.stage("record"):
-        result.counts = _counts(seed_ids, hood, extracted, scores, pruned, result,
-                                plan_calls=1 if planned else 0) | {"order": order}
-        record_considered(run.recorder, _considered_rows(hood, pruned))
-        record_results(run.recorder, [
-            {"paper_id": r.id, "rank": r.rank, "score": r.score,
-             "evidence": _evidence_json(r.evidence)} for r in result.results])
+    """The search's stages (search/stages.py) timed on the Run, then its evidence read and
+    recorded."""
+    search = Search(graph, backends, request, result.run_id, source, observer, run.recorder)
+    state = SearchState()
+    try:
+        run_stages(search, state, EVIDENCE_STAGES + LIST_STAGES, run.stage)
+        with run.stage("evidence"):
+            result.results = explain_results(search, state)
+        with run.stage("record"):
+            record_run(run, state, result, plan_calls=1 if planned(search) else 0)
+    finally:
+        result.plan, result.seeds = state.plan, state.seeds
 
 
-def graph_adds_little(walked: int, seeds: int) -> bool:
-    """Whether the walk ranked fewer than THIN_GRAPH_RATIO papers per seed: the
-    neighbourhood holds the seeds and almost nothing else, so the walk's order is only the
-    seeds' order. On CSFCube (expert labels, almost no citations) every query's walk ranks
-    10-23 papers from 10 seeds and the text ranking orders them better; on hep-th and
-    cs768 the fewest is 34, and the text ranking there would lose
-    (docs/retrieval-quality.md). Counted per seed, not against k: the same search gets the
-    same order whatever its k."""
-    return walked < THIN_GRAPH_RATIO * seeds
+def explain_results(search: Search, state: SearchState) -> list[RankedPaper]:
+    """The ordered list's papers with their evidence: the path from the seeds, the seed's
+    text rank and restart share, and the model's feature contributions where it placed the
+    list (a paper the walk never reached is then a text match)."""
+    ordering, params = state.ordering, search.params
+    results = _explain(search.graph, search.backends, ordering.ranked, state.pruned,
+                       params.orientation, ordering.from_text, state.hood.influential,
+                       weighted=weighs_by_delta(params))
+    _attach_seed_places(results, state.seeds, state.restart)
+    walked = {paper for paper, _ in state.walked}
+    for paper in results:
+        paper.evidence.ranking_features = ordering.contributions.get(paper.id)
+        if ordering.placed_by == "model" and paper.id not in walked:
+            paper.evidence.text_match = True
+    return results
 
 
-def learned_order_outside(query: str, walked: int, k: int) -> str | None:
-    """Why the learned order does not apply to this search, or None where it does. On a
-    thin graph (the walk ranks fewer than k papers) the list is mostly the text fill,
-    whose order the model never learned (applied there, it lost on CSFCube); a keyword
-    query is not the form it was trained and measured on (a title and two sentences,
-    at least 16 words in every dev set): docs/retrieval-quality.md."""
-    if walked < k:
-        return f"the walk ranked {walked} papers, fewer than k = {k}"
-    words = len(query.split())
-    if words < MIN_QUERY_WORDS:
-        return f"a keyword query ({words} words, fewer than {MIN_QUERY_WORDS})"
-    return None
-
-
-def _order_learned(graph: Graph, backends: SearchBackends, request: SearchRequest,
-                   walked: list[tuple[str, float]], hood: Neighbourhood,
-                   restart: dict[str, float], model: OrderModel
-                   ) -> tuple[list[tuple[str, float]], dict[str, dict[str, float]]]:
-    """The learned order of the walk's list and the query's text hits: the top k with each
-    one's largest feature contributions."""
-    placed = order_by_model(graph, backends.encoder, request.query, walked, hood, restart,
-                            request.exclude, model, request.params.k)
-    return ([(p.id, p.score) for p in placed],
-            {p.id: p.contributions for p in placed})
-
-
-def walk_weights(p: SearchSettings, hood: Neighbourhood) -> dict[Edge, float] | None:
-    """The edge weights of a walk without Delta: the publisher's mark under `influential`,
-    None (every edge 1) under `uniform`."""
-    if p.weighting != "influential":
-        return None
-    return influential_weights(hood.edges, hood.influential, p.influential_weight)
-
-
-def seed_rules(p: SearchSettings) -> SeedRules:
-    return SeedRules(p.query_seeds, p.seeds_per_query, p.seed_pool, p.seed_rule,
-                     p.seed_weights, p.sub_query_weight)
+def record_run(run: RunLifecycle, state: SearchState, result: SearchResult,
+               plan_calls: int) -> None:
+    result.counts = _counts(state, result, plan_calls) | {"order": state.ordering.how}
+    record_considered(run.recorder, _considered_rows(state.hood, state.pruned))
+    record_results(run.recorder, [
+        {"paper_id": r.id, "rank": r.rank, "score": r.score,
+         "evidence": _evidence_json(r.evidence)} for r in result.results])
 
 
 def _explain(graph: Graph, backends: SearchBackends, ranked: list[tuple[str, float]],
@@ -364,13 +250,13 @@ def _attach_seed_places(results: list[RankedPaper], seeds: list[Seed],
             paper.evidence.restart_share = round(restart[paper.id], 6)
 
 
-def _counts(seed_ids: list[str], hood: Neighbourhood, extracted: int, scores: EdgeScores,
-            pruned: PrunedGraph, result: SearchResult, plan_calls: int) -> dict[str, Any]:
+def _counts(state: SearchState, result: SearchResult, plan_calls: int) -> dict[str, Any]:
     # Known before any model call: 1 plan call (none with given seeds), one claim call per
     # paper lacking claims, one entailment call per edge lacking a score (the paper's
     # 1 + |V| + |E| when cold).
+    hood, scores, pruned, extracted = state.hood, state.scores, state.pruned, state.extracted
     return {
-        "seeds": len(seed_ids), "seeds_in_graph": len(hood.seeds),
+        "seeds": len(state.seed_ids), "seeds_in_graph": len(hood.seeds),
         "nodes": len(hood.nodes), "edges": len(hood.edges),
         "papers_claims_extracted": extracted,
         "edges_scored_now": scores.scored_now, "edges_reused": scores.reused,

@@ -23,7 +23,7 @@ so a seed at relevance rank 9 no longer takes a top place by teleport mass alone
 from dataclasses import dataclass
 
 from crase.graph import Graph
-from crase.search.text_ranking import Encoder, Hit, query_hits, search_hits
+from crase.search.text_ranking import Hit, search_hits
 
 QUERY_ITSELF = 0  # sub_query_index of the query's own search; sub-query l has index l
 GIVEN = -1  # sub_query_index of seeds named by the caller
@@ -75,16 +75,16 @@ def restart_weight(relevance_rank: int, weights: str, search_weight: float) -> f
     return search_weight / relevance_rank ** RANK_EXPONENT
 
 
-def find_seeds(graph: Graph, encoder: Encoder | None, query: str, plan: list[str],
+def find_seeds(graph: Graph, query: str, own_hits: list[Hit], plan: list[str],
                rules: SeedRules, excluded: list[str]) -> list[Seed]:
     """Every (search, seed) pair; a paper may be brought by several searches. The query's
-    own search fuses BM25 and embedding hits (search/text_ranking.py); a sub-query is
-    a BM25 keyword search."""
+    own search is `own_hits`, its BM25 and embedding hits fused (search/text_ranking.py,
+    asked once per search and read again by the order and the fill: search/stages.py),
+    the seed pool long; a sub-query is a BM25 keyword search."""
     seeds = []
     if rules.query_seeds > 0:
-        hits = query_hits(graph, encoder, query, max(rules.pool, rules.query_seeds), excluded)
-        seeds.extend(choose_seeds(hits, rules.query_seeds, QUERY_ITSELF, query, rules.rule,
-                                  rules.weights))
+        seeds.extend(choose_seeds(own_hits, rules.query_seeds, QUERY_ITSELF, query,
+                                  rules.rule, rules.weights))
     for index, sub_query in enumerate(plan, start=1):
         hits = search_hits(graph, sub_query, rules.pool, excluded)
         seeds.extend(choose_seeds(hits, rules.per_sub_query, index, sub_query, rules.rule,

@@ -203,6 +203,33 @@ def fuse_hits(lexical: Sequence[Hit], dense: Sequence[Hit], limit: int) -> list[
             for paper, score in fused[:limit]]
 
 
+@dataclass(frozen=True)
+class QueryLists:
+    """The query's BM25 and embedding hits, asked once `depth` deep; a shallower use takes
+    each list's top, which is what asking that deep gives (BM25 exactly; the vector index
+    is approximate, and a deeper ask searches at least as well)."""
+
+    lexical: list[Hit]
+    dense: list[Hit]
+    depth: int
+
+    def top(self, limit: int) -> tuple[list[Hit], list[Hit]]:
+        """Each list's first `limit` hits; a limit past the depth asked is a caller's bug."""
+        if limit > self.depth:
+            raise ValueError(f"the text lists were asked {self.depth} deep, not {limit}")
+        return self.lexical[:limit], self.dense[:limit]
+
+    def fused(self, limit: int) -> list[Hit]:
+        """The fused ranking of each list's top `limit` (fuse_hits), `limit` long."""
+        return fuse_hits(*self.top(limit), limit)
+
+
+def ask_query_lists(graph: Graph, encoder: Encoder | None, query: str, depth: int,
+                    excluded: list[str]) -> QueryLists:
+    """The query's two text lists, `depth` each (query_lists), for every later use."""
+    return QueryLists(*query_lists(graph, encoder, query, depth, excluded), depth)
+
+
 def query_hits(graph: Graph, encoder: Encoder | None, query: str, limit: int,
                excluded: list[str]) -> list[Hit]:
     """The query's own ranking: BM25 and vector hits fused (query_lists, fuse_hits)."""

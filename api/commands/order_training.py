@@ -6,6 +6,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from crase.settings import Settings
 
@@ -68,7 +69,6 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.roles.from_settings import build_search_backends
 
     held = source_paper_ids(args.hold_out)
-    params = settings.search.model_copy(update={"order": "walk"})
 
     def progress(done: int, total: int) -> None:
         if done % 50 == 0 or done == total:
@@ -77,13 +77,31 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     with Graph.connect(settings.database) as graph:
         queries = read_training_queries(graph, args.before_year, args.queries, args.seed,
                                         held_out=held, from_year=args.from_year)
-        examples = gather_examples(graph, build_search_backends(settings), params, queries,
-                                   progress)
-    model = train_order_model(examples, args.out.stem, args.corpus, {
-        "before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
-        "held_out_query_files": [path.name for path in args.hold_out]})
+        examples = gather_examples(graph, build_search_backends(settings), settings.search,
+                                   queries, progress)
+    model = train_order_model(examples, args.out.stem, args.corpus, training_settings(
+        args, outside=len(queries) - len(examples)))
     save_model(model, args.out)
     print(f"model: {args.out} ({len(examples)} queries, "
           f"{model.description['queries_with_a_relevant_candidate']} with a relevant "
           "candidate)")
     return 0
+
+
+def held_out_name(path: Path) -> str:
+    """A query set as its folder and file name (hepth/queries.jsonl): the file name alone
+    is the same for every corpus."""
+    return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
+
+def training_settings(args: argparse.Namespace, outside: int) -> dict[str, Any]:
+    """How the training queries were drawn, and the command that drew them, for the
+    model's description."""
+    held = [held_out_name(path) for path in args.hold_out]
+    from_year = f" --from-year {args.from_year}" if args.from_year is not None else ""
+    return {"before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
+            "held_out_query_files": held,
+            "queries_the_search_orders_otherwise": outside,
+            "command": f"crase train-order --corpus {args.corpus} --queries {args.queries} "
+                       f"--before-year {args.before_year}{from_year} --seed {args.seed}"
+                       + "".join(f" --hold-out {name}" for name in held)}

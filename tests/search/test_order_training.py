@@ -1,9 +1,11 @@
 """The trainer never sees a training query's source paper or its edges: the candidates and
-their features with the source hidden are those of the same graph with the source deleted.
+their features with the source hidden are those of the same graph with the source deleted;
+and they are the features the search itself orders by (one path: search/stages.py).
 And the learned order in a search: each result shows its feature contributions, the Run
-records the model."""
+records the model, the same search gets the same order whatever its k."""
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -11,23 +13,19 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.candidate_features import TEXT_POOL
-from crase.search.order_model import SHIPPED_MODEL
+from crase.search.order_model import SHIPPED_MODEL, model_at, order_candidates
 from crase.search.order_training import (
     TrainingQuery,
     query_text,
     read_training_queries,
     training_example,
 )
-from crase.search.pipeline import (
-    THIN_GRAPH_RATIO,
-    graph_adds_little,
-    learned_order_outside,
-    run_search,
-)
+from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.protocols import SearchBackends
-from crase.search.text_ranking import query_hits
+from crase.search.stages import THIN_GRAPH_RATIO, graph_adds_little, learned_order_outside
+from crase.search.text_ranking import Encoder, query_hits
 from crase.settings import SearchSettings, Settings
 from tests.search.test_pipeline import load_slice
 
@@ -42,6 +40,7 @@ def test_trainer_never_sees_the_source_paper_or_its_edges(graph: Graph) -> None:
                                       min_references=3),
                 key=lambda q: len(q.answer))
     hidden = training_example(graph, backends, params, query)
+    assert hidden is not None
     assert query.source_id not in hidden.candidates.ids
     assert hidden.labels.sum() > 0  # its references are found, with the source hidden
 
@@ -49,6 +48,7 @@ def test_trainer_never_sees_the_source_paper_or_its_edges(graph: Graph) -> None:
         session.run("MATCH (p:Paper {id: $id}) DETACH DELETE p", id=query.source_id).consume()
     gone = training_example(graph, backends, params,
                             TrainingQuery("(deleted)", query.text, query.year, query.answer))
+    assert gone is not None
     assert gone.candidates.ids == hidden.candidates.ids
     np.testing.assert_array_equal(gone.candidates.values, hidden.candidates.values)
 
@@ -97,22 +97,25 @@ def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) ->
     assert json.loads(record["e"])["ranking_features"]
 
 
-def test_a_thin_graph_keeps_the_walks_order_and_the_fill(graph: Graph) -> None:
+def test_the_same_search_gets_the_same_order_whatever_its_k(graph: Graph) -> None:
     rows = load_slice(graph, 400)
     backends = build_search_backends(Settings())
     query = well_connected_query(graph, backends, rows)
     walked = len(run_search(graph, backends, SearchRequest(
         query=query, params=SearchSettings(k=1000, order="walk", fill="none"))).results)
-    k = walked + 1  # fewer than k, at least k / 2
-    learned = run_search(graph, backends, SearchRequest(
-        query=query, params=SearchSettings(k=k, order="learned")))
-    walk = run_search(graph, backends, SearchRequest(
-        query=query, params=SearchSettings(k=k, order="walk")))
-    assert learned.counts["order"]["not_applied"] == (
-        f"the walk ranked {walked} papers, fewer than k = {k}: the walk's order and the "
-        "text fill")
-    assert [r.id for r in learned.results] == [r.id for r in walk.results]
-    assert not any(r.evidence.ranking_features for r in learned.results)
+
+    def learned(k: int) -> list[str]:
+        result = run_search(graph, backends, SearchRequest(
+            query=query, params=SearchSettings(k=k, order="learned")))
+        assert result.counts["order"]["placed_by"] == "model", k
+        return [r.id for r in result.results]
+
+    first = learned(10)
+    assert len(first) == 10
+    assert learned(50)[:10] == first
+    # Past the walk's papers the model still orders the list (no gate counts against k),
+    # and the text fills what the candidates leave empty.
+    assert learned(walked + 1)[:10] == first
 
 
 def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
@@ -166,6 +169,73 @@ def test_a_keyword_query_keeps_the_walks_list_of_k(graph: Graph) -> None:
 
 
 def test_a_keyword_query_keeps_the_walks_order() -> None:
-    assert learned_order_outside("Wilson loops", 200, 50) == (
-        "a keyword query (2 words, fewer than 12)")
-    assert learned_order_outside(" ".join(["word"] * 12), 50, 50) is None
+    assert learned_order_outside("Wilson loops") == "a keyword query (2 words, fewer than 12)"
+    assert learned_order_outside(" ".join(["word"] * 12)) is None
+
+
+def mark_influential_citations(graph: Graph) -> None:
+    """Every other citation marked influential: the influential walk then differs from
+    the uniform one."""
+    with graph.driver.session() as session:
+        rows = session.run("MATCH (a:Paper)-[:CITES]->(b:Paper) RETURN a.id AS citing, "
+                           "b.id AS cited ORDER BY citing, cited").data()
+    graph.write("set_citation_signals", rows=[
+        {**row, "isinfluential": index % 2 == 0, "intents": None}
+        for index, row in enumerate(rows)])
+
+
+def test_training_features_are_the_features_the_search_orders_by(graph: Graph) -> None:
+    load_slice(graph, 600)
+    mark_influential_citations(graph)
+    backends = build_search_backends(Settings())
+    # The influential walk's weights (walk_weights), which a copy of the search once left
+    # out of training.
+    params = SearchSettings(k=20, weighting="influential")
+    query = max(read_training_queries(graph, before_year=3000, count=40, seed=0,
+                                      min_references=3),
+                key=lambda q: len(q.answer))
+    example = training_example(graph, backends, params, query)
+    assert example is not None and example.labels.sum() > 0
+    uniform = training_example(graph, backends, params.model_copy(
+        update={"weighting": "uniform"}), query)
+    assert uniform is not None
+    assert not np.array_equal(uniform.candidates.values, example.candidates.values)
+
+    result = run_search(graph, backends, SearchRequest(
+        query=query.text, params=params, exclude=[query.source_id]))
+    assert result.counts["order"]["placed_by"] == "model"
+    model = model_at(None)
+    expected = order_candidates(model, example.candidates, params.k)
+    assert [r.id for r in result.results] == [p.id for p in expected]
+    assert [r.score for r in result.results] == [round(p.score, 8) for p in expected]
+    assert [r.evidence.ranking_features for r in result.results] == [
+        p.contributions for p in expected]
+
+
+@dataclass
+class CountingEncoder:
+    """The search's own encoder, counting the texts it embeds."""
+
+    inner: Encoder
+    texts: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def encode(self, texts: list[str]) -> Any:
+        self.texts += len(texts)
+        return self.inner.encode(texts)
+
+
+def test_a_search_embeds_its_query_once(graph: Graph) -> None:
+    rows = load_slice(graph, 400)
+    backends = build_search_backends(Settings())
+    assert backends.encoder is not None
+    query = well_connected_query(graph, backends, rows)
+    for params in (SearchSettings(k=20), SearchSettings(k=500, order="walk"),
+                   SearchSettings(k=20, query_seeds=40)):
+        counting = CountingEncoder(backends.encoder)
+        result = run_search(graph, replace(backends, encoder=counting),
+                            SearchRequest(query=query, params=params))
+        assert result.results and counting.texts == 1, params
