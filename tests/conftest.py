@@ -26,8 +26,17 @@ FUZZ_VARIABLE = "CRASE_FUZZ_EXAMPLES"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The generated-request fuzz is exploration, not a verdict: deselected unless `make
-    fuzz` asks for it, so every other run collects the same tests."""
+    """A test that starts the server is marked `integration`, so the server-free tier
+    (`make test-unit`) never starts one. The generated-request fuzz is exploration, not a
+    verdict: deselected unless `make fuzz` asks for it, so every other run collects the
+    same tests."""
+    unmarked = [item.nodeid for item in items
+                if "database_settings" in getattr(item, "fixturenames", ())
+                and not item.get_closest_marker("integration")]
+    if unmarked:
+        raise pytest.UsageError(
+            f"{len(unmarked)} tests use the session's Neo4j without the integration marker "
+            f"(first: {unmarked[0]}); mark them @pytest.mark.integration")
     if os.environ.get(FUZZ_VARIABLE) is not None:
         return
     fuzz = [item for item in items if item.get_closest_marker("fuzz")]
