@@ -4,6 +4,11 @@ values (for tracing and for the paired bootstrap), graph sizes and cost per quer
 A query a system failed on (its record holds an error) counts as an empty ranking: a
 failure is never left out of the denominator. How many failed is reported next to the
 figures.
+
+The papers a query gives (`seed_ids`) are never counted as found: Scored.from_records, the
+one place a system's stored list becomes the list that is scored, takes them out (the
+record keeps the list as the system returned it), and resolve_queries (bench/quality.py)
+has already taken them out of the relevant set.
 """
 
 import statistics
@@ -45,13 +50,19 @@ class Scored:
                 missing += 1
             elif record.get("error"):
                 failed += 1
-            rankings.append(list(record["ranking"]) if record and not record.get("error")
-                            else [])
+            rankings.append(scored_ranking(record["ranking"], query)
+                            if record and not record.get("error") else [])
         return cls(queries, rankings, failed, missing)
 
     @property
     def relevants(self) -> list[set[str]]:
         return [set(q.relevant) for q in self.queries]
+
+
+def scored_ranking(ranking: list[str], query: BenchQuery) -> list[str]:
+    """A system's list as it is scored: without the papers the query gave."""
+    given = set(query.seed_ids)
+    return [paper for paper in ranking if paper not in given]
 
 
 def evaluate(scored: Scored) -> dict[str, Any]:

@@ -19,6 +19,12 @@ For each query file (each on the Neo4j server holding its corpus):
 
 Settings shared by all systems: the product's search settings (`Settings.search`) with
 k = 50, the largest cutoff. The query's source paper is excluded from every system.
+
+A query line may have an empty `query` and may give `seed_ids`, papers the user starts
+from (bench/query_sets.py; bench/query_forms.py writes such sets). The given papers are
+never counted as found: they leave the relevant set here (resolve_queries) and every ranked
+list before scoring (Scored.from_records, bench/evaluation.py). How each system uses them
+and an empty query: bench/systems.py.
 """
 
 import csv
@@ -34,7 +40,7 @@ from typing import Any
 from crase.bench.corruption import distractor_seeds, random_seeds
 from crase.bench.evaluation import Scored, compare, evaluate, per_query_rows, summarize_cost
 from crase.bench.metrics import CUTOFFS
-from crase.bench.query_sets import read_query_file
+from crase.bench.query_sets import read_query_file, seed_ids_of
 from crase.bench.run_store import Record, RunStore
 from crase.bench.systems import (
     BenchQuery,
@@ -222,8 +228,12 @@ def format_duration(seconds: float) -> str:
 def resolve_queries(graph: Graph, rows: list[dict[str, Any]]
                     ) -> tuple[list[BenchQuery], dict[str, int], int]:
     """Queries restricted to the graph: relevant ids kept only where the paper exists,
-    queries without relevant papers or without a source paper in the graph dropped."""
+    queries without relevant papers or without a source paper in the graph dropped. Given
+    papers (`seed_ids`) are kept where they are in the graph and taken out of the relevant
+    set (they are never counted as found); a query left with neither text nor a given
+    paper in the graph is dropped."""
     wanted = sorted({r for row in rows for r in row["relevant_ids"]}
+                    | {r for row in rows for r in seed_ids_of(row)}
                     | {row["source_paper_id"] for row in rows})
     present = {row["id"] for row in graph.read("match_paper_ids", ids=wanted)}
     years = {row["id"]: row["year"] for row in graph.read(
@@ -232,15 +242,20 @@ def resolve_queries(graph: Graph, rows: list[dict[str, Any]]
                                      "source paper not in the graph": 0}, 0
     for row in rows:
         source = row["source_paper_id"]
+        seeds = tuple(p for p in seed_ids_of(row) if p in present)
         relevant = frozenset(r for r in row["relevant_ids"] if r in present) - {source}
+        relevant -= set(seeds)
         outside += len(set(row["relevant_ids"]) - present)
         if source not in present:
             dropped["source paper not in the graph"] += 1
         elif not relevant:
             dropped["no relevant paper in the graph"] += 1
+        elif not seeds and not row["query"].strip():
+            reason = "no query text and no given paper in the graph"
+            dropped[reason] = dropped.get(reason, 0) + 1
         else:
             queries.append(BenchQuery(row["query_id"], row["query"], relevant, source,
-                                      years.get(source)))
+                                      years.get(source), seeds))
     return queries, dropped, outside
 
 
@@ -508,6 +523,7 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
         "queries_file": str(data.spec.queries_path), "queries": len(data.queries),
         "dropped": data.dropped, "relevant_outside_graph": data.relevant_outside,
         "relevant_mean": sum(len(q.relevant) for q in data.queries) / len(data.queries),
+        **query_form_counts(data.queries),
         "source_years": sorted({q.year for q in data.queries if q.year is not None}),
         "subset": len(data.subset), "subset_ids": [q.id for q in data.subset],
         "main": main, "fusions": fusions,
@@ -525,6 +541,18 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
         rows += order_rows
     write_per_query(rows, data.spec.name, store.folder.parent)
     return result
+
+
+def query_form_counts(queries: list[BenchQuery]) -> dict[str, Any]:
+    """How many queries come with given papers or without text; nothing for a set of
+    plain text queries, whose results read as before."""
+    seeded = [q for q in queries if q.seed_ids]
+    empty = sum(not q.has_text for q in queries)
+    if not seeded and not empty:
+        return {}
+    return {"queries_with_seed_ids": len(seeded), "queries_without_text": empty,
+            "seed_ids_mean": (sum(len(q.seed_ids) for q in seeded) / len(seeded)
+                              if seeded else 0.0)}
 
 
 def fused(scored: dict[str, Scored], parts: tuple[str, ...]) -> Scored:

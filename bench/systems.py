@@ -12,6 +12,15 @@ a ranked list of paper ids (best first), and never sees the query's source paper
   paper goes in `exclude`, which leaves it out with all its edges.
 - Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
   and backfill: one system's list, its empty places filled by another's.
+
+A query may come with papers the user starts from (`seed_ids`, bench/query_sets.py) and
+may have no text. BM25 and dense rank by the text alone: without text they rank nothing
+(they do not guess a query from the seeds). A graph walk with given papers starts from
+them as its seeds (`seed_override`: no plan, no seed search); the query text, where there
+is one, still feeds what the search does with text (its fill and the learned order). A
+walk that needs text and has none fails as a recorded error where the search refuses the
+request. Every system asks for k + |given| papers, so that once the given papers are taken
+out of its list before scoring (Scored.from_records) it still has k places.
 """
 
 import time
@@ -20,11 +29,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from crase.errors import EvaluationError
 from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, paper_text
 from crase.models.minilm import SentenceEncoder
 from crase.search.pipeline import run_search
-from crase.search.request import SearchRequest
+from crase.search.request import SearchRequest, describe_invalid
 from crase.search.roles.protocols import SearchBackends
 from crase.search.text_ranking import fuse, search_hits
 from crase.settings import (
@@ -47,6 +59,17 @@ class BenchQuery:
     relevant: frozenset[str]  # ground truth restricted to papers in the graph
     source_id: str
     year: int | None  # the source paper's year, read from the graph
+    # Papers the user starts from, in the given order; never relevant, never scored.
+    seed_ids: tuple[str, ...] = ()
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.text.strip())
+
+    def depth(self, depth: int) -> int:
+        """How many papers a system asks for: `depth` places left once the given papers
+        are out of its list."""
+        return depth + len(self.seed_ids)
 
 
 @dataclass
@@ -151,7 +174,8 @@ def bm25_system(graph: Graph, depth: int) -> System:
     """The full-text index with the whole query, as a search's BM25 half queries it."""
     def search(query: BenchQuery) -> SystemRun:
         started = time.perf_counter()
-        hits = search_hits(graph, query.text, depth, [query.source_id])
+        hits = (search_hits(graph, query.text, query.depth(depth), [query.source_id])
+                if query.has_text else [])
         return SystemRun([h.id for h in hits], [h.score for h in hits],
                          time.perf_counter() - started)
     return search
@@ -160,8 +184,10 @@ def bm25_system(graph: Graph, depth: int) -> System:
 def dense_system(index: DenseIndex, encoder: SentenceEncoder, depth: int) -> System:
     def search(query: BenchQuery) -> SystemRun:
         started = time.perf_counter()
+        if not query.has_text:
+            return SystemRun([], [], time.perf_counter() - started)
         vector = encoder.encode([paper_text(query.text, "")])[0]
-        hits = index.search(vector, depth, [query.source_id])
+        hits = index.search(vector, query.depth(depth), [query.source_id])
         return SystemRun([h for h, _ in hits], [s for _, s in hits],
                          time.perf_counter() - started)
     return search
@@ -170,19 +196,18 @@ def dense_system(index: DenseIndex, encoder: SentenceEncoder, depth: int) -> Sys
 def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
                 base: SearchSettings, depth: int,
                 seeds_for: Callable[[BenchQuery], list[str]] | None = None) -> System:
-    """The evidence-graph pipeline with `config`; `seeds_for` supplies replacement seeds
-    (the corruption test) instead of the plan and seed search."""
+    """The evidence-graph pipeline with `config`; the query's given papers are its seeds
+    where it has some; `seeds_for` supplies replacement seeds (the corruption test) instead
+    of the plan and seed search or the given papers."""
     params = config.search_settings(base, depth)
     if config.order_model:
         backends = replace(backends, order_model=Path(config.order_model))
 
     def search(query: BenchQuery) -> SystemRun:
-        request = SearchRequest(
-            query=query.text, params=params,
-            reference_year=query.year if config.age == "query" else None,
-            exclude=[query.source_id],
-            seed_override=seeds_for(query) if seeds_for else None,
-        )
+        seeds = seeds_for(query) if seeds_for else list(query.seed_ids) or None
+        request = search_request(query, params.model_copy(update={"k": query.depth(depth)}),
+                                 reference_year=query.year if config.age == "query" else None,
+                                 seed_override=seeds)
         started = time.perf_counter()
         result = run_search(graph, backends, request)
         return SystemRun(
@@ -193,6 +218,21 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
             backends=result.backends,
         )
     return search
+
+
+def search_request(query: BenchQuery, params: SearchSettings, reference_year: int | None,
+                   seed_override: list[str] | None) -> SearchRequest:
+    """The search's request for a benchmark query, the source paper excluded. A request the
+    search refuses (today: an empty query, even with given seeds) is an EvaluationError,
+    recorded for the query and counted as an empty ranking."""
+    try:
+        return SearchRequest(query=query.text, params=params, reference_year=reference_year,
+                             exclude=[query.source_id], seed_override=seed_override)
+    except ValidationError as err:
+        line = describe_invalid(err, SearchRequest, lambda loc: ".".join(map(str, loc)),
+                                "the search does not take this query form")
+        raise EvaluationError(f"query {query.id}: the search refuses the request: {line}"
+                              ) from err
 
 
 def fuse_rankings(rankings: list[list[str]], depth: int) -> list[tuple[str, float]]:

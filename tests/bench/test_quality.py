@@ -1,5 +1,6 @@
 """The quality benchmark end to end on a small real corpus: every system, the ablations and
-the corruption test on two queries, the report, and resuming without rerunning anything."""
+the corruption test on two queries, the report, and resuming without rerunning anything;
+query lines with given papers (seed_ids) and without text."""
 
 import csv
 import json
@@ -7,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from crase.bench.quality import DatasetSpec, Options, run_quality
-from crase.bench.systems import BenchQuery, bm25_system
+from crase.bench.evaluation import Scored, evaluate
+from crase.bench.quality import DatasetSpec, Options, resolve_queries, run_quality
+from crase.bench.query_sets import read_query_file
+from crase.bench.systems import BenchQuery, bm25_system, search_request
+from crase.errors import EvaluationError
 from crase.graph import Graph
-from crase.settings import Settings
+from crase.search.request import SearchRequest
+from crase.settings import SearchSettings, Settings
 from tests.sample_slice import SAMPLE, create_papers
 
 pytestmark = pytest.mark.integration
@@ -62,6 +67,7 @@ def test_runner_writes_the_report_and_resumes(graph: Graph, settings: Settings,
     results = json.loads((out / "results.json").read_text())
     data = results["datasets"]["fixture"]
     assert data["queries"] == 2 and data["subset"] == 1
+    assert "queries_with_seed_ids" not in data  # plain text queries report as before
     systems = [entry["system"] for entry in data["main"]]
     assert systems == ["bm25", "dense", "ppr-unweighted", "paper-default",
                        "previous-default", "learned-order", "shipped", "crase-ppr",
@@ -131,3 +137,104 @@ def test_bm25_never_returns_the_source_paper(graph: Graph) -> None:
     query = BenchQuery("q", title + " AND (OR) NOT: ~*", frozenset({"x"}), source, 2003)
     ranking = bm25_system(graph, 50)(query).ranking
     assert ranking and source not in ranking
+
+
+# --- query forms: empty queries and given papers ---------------------------------------
+
+
+def test_old_query_lines_read_as_before_and_new_fields_are_checked(tmp_path: Path) -> None:
+    plain = {"query_id": "q1", "query": "Strings on pp-waves. We study strings.",
+             "source_paper_id": "s", "relevant_ids": ["a", "b"], "source_year": 2003}
+    seeded = {"query_id": "q2", "query": "", "source_paper_id": "s",
+              "relevant_ids": ["b"], "seed_ids": ["a"]}
+    path = tmp_path / "queries.jsonl"
+    path.write_text(json.dumps(plain) + "\n\n" + json.dumps(seeded) + "\n")
+    assert read_query_file(path) == [plain, seeded]
+    bad = {"an empty query without seed_ids": {**plain, "query": "  "},
+           "seed_ids naming the source": {**seeded, "seed_ids": ["a", "s"]},
+           "seed_ids not a list of ids": {**seeded, "seed_ids": "a"},
+           "a query that is not a string": {**plain, "query": None},
+           "no relevant_ids": {key: value for key, value in plain.items()
+                               if key != "relevant_ids"}}
+    for why, row in bad.items():
+        path.write_text(json.dumps(plain) + "\n" + json.dumps(row) + "\n")
+        with pytest.raises(EvaluationError, match=r"queries.jsonl:2: ") as err:
+            read_query_file(path)
+        assert "give" in str(err.value) or "remove" in str(err.value), why
+
+
+def test_given_papers_are_never_counted_as_found() -> None:
+    query = BenchQuery("q", "", frozenset({"r1", "r2"}), "s", 2003, seed_ids=("g1", "g2"))
+    plain = BenchQuery("p", "text", frozenset({"r1", "g1"}), "s", 2003)
+    records = {"q": {"query_id": "q", "ranking": ["g1", "r1", "g2", "x", "r2"]},
+               "p": {"query_id": "p", "ranking": ["g1", "r1", "g2", "x", "r2"]}}
+    scored = Scored.from_records(records, [query, plain])
+    assert scored.rankings == [["r1", "x", "r2"], ["g1", "r1", "g2", "x", "r2"]]
+    metrics = evaluate(Scored.from_records(records, [query]))
+    assert metrics["recall"][5] == 1.0 and metrics["map"][5] == pytest.approx((1 + 2 / 3) / 2)
+    # Each system asks for k more papers per given one, so k places are left.
+    assert query.depth(50) == 52 and plain.depth(50) == 50
+
+
+def test_a_plain_query_makes_the_request_it_always_made() -> None:
+    params = SearchSettings(k=50)
+    query = BenchQuery("q", "Strings on pp-waves", frozenset({"r"}), "s", 2003)
+    assert search_request(query, params, None, None) == SearchRequest(
+        query="Strings on pp-waves", params=params, exclude=["s"])
+    seeded = BenchQuery("q", "Strings on pp-waves", frozenset({"r"}), "s", 2003, ("g",))
+    assert search_request(seeded, params, 2003, ["g"]).seed_override == ["g"]
+    empty = BenchQuery("q", "", frozenset({"r"}), "s", 2003, ("g",))
+    with pytest.raises(EvaluationError, match="q: the search refuses the request: query"):
+        search_request(empty, params, None, ["g"])
+
+
+def test_resolving_keeps_given_papers_out_of_the_relevant_set(graph: Graph) -> None:
+    rows = load_fixture(graph, query_count=1)
+    row = rows[0]
+    relevant = sorted(resolve_queries(graph, [row])[0][0].relevant)
+    given = relevant[:2]
+    seeded = {**row, "query_id": "q-seeds", "query": "", "seed_ids": [*given, "not-a-paper"]}
+    outside = {**row, "query_id": "q-outside", "query": "", "seed_ids": ["not-a-paper"]}
+    queries, dropped, _ = resolve_queries(graph, [row, seeded, outside])
+    assert [q.id for q in queries] == [row["query_id"], "q-seeds"]
+    assert queries[0] == BenchQuery(row["query_id"], row["query"], frozenset(relevant),
+                                    row["source_paper_id"], queries[0].year)
+    assert queries[1].seed_ids == tuple(given) and not queries[1].has_text
+    assert queries[1].relevant == frozenset(relevant) - set(given)
+    assert dropped["no query text and no given paper in the graph"] == 1
+    assert bm25_system(graph, 50)(queries[1]).ranking == []
+
+
+def test_a_seeded_search_starts_from_the_given_papers(graph: Graph, settings: Settings,
+                                                      tmp_path: Path) -> None:
+    row = load_fixture(graph, query_count=1)[0]
+    relevant = sorted(resolve_queries(graph, [row])[0][0].relevant)
+    given = relevant[:3]
+    title = row["query"].split(". ")[0]
+    forms = [{**row, "query_id": "q-title-seeds", "query": title, "seed_ids": given},
+             {**row, "query_id": "q-seeds", "query": "", "seed_ids": given}]
+    path = write_queries(forms, tmp_path / "forms")
+    out = tmp_path / "report"
+    run_quality(settings, [DatasetSpec("forms", path, settings.database)], out,
+                Options(systems=("bm25", "shipped")), command="crase bench quality ...")
+
+    data = json.loads((out / "results.json").read_text())["datasets"]["forms"]
+    assert data["queries_with_seed_ids"] == 2 and data["queries_without_text"] == 1
+    assert data["relevant_mean"] == len(relevant) - 3
+    shipped = next(e for e in data["main"] if e["system"] == "shipped")
+    runs = {r["query_id"]: r for r in map(json.loads, (out / "runs" / "forms" /
+                                                       f"{shipped['key']}.jsonl").open())}
+    # Title and given papers: the walk starts from the given papers, no plan.
+    assert runs["q-title-seeds"]["seeds"] == given and runs["q-title-seeds"]["plan"] == []
+    assert len(runs["q-title-seeds"]["ranking"]) > 3
+    # No text: the search refuses the request today, recorded and counted as empty.
+    assert "the search refuses the request" in runs["q-seeds"]["error"]
+    assert shipped["metrics"]["failed"] == 1
+    bm25 = {r["query_id"]: r for r in map(json.loads,
+                                          (out / "runs" / "forms" / "bm25.jsonl").open())}
+    assert bm25["q-seeds"]["ranking"] == [] and bm25["q-title-seeds"]["ranking"]
+    per_query = list(csv.DictReader((out / "per_query_forms.csv").open()))
+    assert {int(r["relevant"]) for r in per_query} == {len(relevant) - 3}
+    queries = resolve_queries(graph, forms)[0]
+    scored = Scored.from_records(runs, queries)
+    assert not set(given) & {p for ranking in scored.rankings for p in ranking}
