@@ -21,6 +21,7 @@ RouteName = Literal[
     "semantic_scholar_neighbour",  # a provider citation neighbour of a gate seed
 ]
 AssessmentStatus = Literal["assessed", "insufficient", "no_abstract", "failed", "not_selected"]
+VerdictStatus = Literal["graded", "insufficient", "no_abstract", "failed"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,17 @@ class Assessment:
     paper_facets: dict[str, list[str]] = field(default_factory=dict)
     assessor: str = ""
     failure: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class NeighbourVerdict:
+    """The neighbour scorer's grade of one citation neighbour against the idea (0-3), before
+    the citation gate decides on it."""
+
+    status: VerdictStatus
+    score: int | None  # None unless graded
+    reason: str
+    scorer: str
 
 
 @dataclass

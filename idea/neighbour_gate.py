@@ -23,7 +23,7 @@ from typing import Any, Literal
 from crase.errors import ProviderError
 from crase.graph import Graph
 from crase.idea.assessment import Progress, assess_candidates, assessment_key
-from crase.idea.candidates import Candidate, Decision, RouteHit
+from crase.idea.candidates import Candidate, Decision, NeighbourVerdict, RouteHit
 from crase.idea.discovery import add_provider_record
 from crase.idea.identity import IdentityRegistry, apply_eligibility
 from crase.idea.providers import (
@@ -38,16 +38,6 @@ from crase.idea.structuring import IdeaStructure
 from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
 from crase.settings import ProviderSettings
-
-VerdictStatus = Literal["graded", "insufficient", "no_abstract", "failed"]
-
-
-@dataclass(frozen=True)
-class NeighbourVerdict:
-    status: VerdictStatus
-    score: int | None  # None unless graded
-    reason: str
-    scorer: str
 
 
 @dataclass(frozen=True)

@@ -27,14 +27,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Generic, Literal, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 import httpx
 from pydantic import BaseModel
 
-from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
+from crase.errors import ModelNotConfigured
 from crase.http import RetryPolicy, TryOutcome, send_with_retries
+from crase.models.call_outcomes import FailureKind, ModelFailure, ModelReply, Outcome
 from crase.models.reply_cache import ReplyCache
 from crase.models.reply_json import cut_off_problem, repair_request, validate_reply
 from crase.prompts.catalog import Message, Prompt
@@ -50,16 +51,6 @@ T = TypeVar("T")
 # How often a waiting batch asks whether its run must stop: a cancel ends it within this.
 STOP_POLL_S = 0.25
 
-FailureKind = Literal[
-    "invalid_reply",  # replied twice, neither reply passed validation
-    "timeout",  # no reply within the timeout after the retries, or past the call deadline
-    "rate_limited",  # 429 after the retries
-    "server_error",  # 5xx after the retries
-    "http_error",  # another 4xx: the request itself is wrong, not retried
-    "transport",  # connection refused or dropped, also after the retries
-    "bad_response",  # 200 but not a chat completion
-    "missing_input",  # nothing to send (a paper without text); no request made
-]
 REPLY_EXCERPT_CHARS = 2000
 ROLES: tuple[str, ...] = tuple(
     name for name, info in ModelSettings.model_fields.items() if info.annotation is ModelEndpoint
@@ -86,57 +77,6 @@ class ModelCall(Generic[R]):
 
     def reply_schema(self) -> dict[str, Any]:
         return self.schema or steering_schema(self.prompt.reply_model)
-
-
-@dataclass(frozen=True)
-class ModelReply(Generic[R]):
-    value: R
-    model: str
-    prompt: str  # name@version
-    stage: str
-    subject: str
-    usage: Usage  # this call alone: calls == 1
-    repaired: bool = False
-    cached: bool = False
-
-    def record_in(self, ledger: ModelLedger) -> None:
-        ledger.record(self.stage, self.model, self.prompt, self.usage)
-
-
-@dataclass(frozen=True)
-class ModelFailure:
-    model: str
-    prompt: str
-    stage: str
-    subject: str
-    kind: FailureKind
-    detail: str
-    usage: Usage = field(default_factory=Usage)
-    last_reply: str | None = None  # excerpt of the rejected reply, for the audit
-
-    def to_error(self) -> ModelError:
-        cls = ModelReplyInvalid if self.kind == "invalid_reply" else ModelError
-        where = f" for {self.subject}" if self.subject else ""
-        return cls(f"{self.model} {self.prompt}{where}: {self.kind}: {self.detail}")
-
-    def to_record(self) -> dict[str, Any]:
-        record = asdict(self)
-        record["usage"] = self.usage.to_dict()
-        return record
-
-    def record_in(self, ledger: ModelLedger) -> None:
-        ledger.record(self.stage, self.model, self.prompt, self.usage, self.to_record())
-
-
-Outcome = ModelReply[Any] | ModelFailure
-
-
-def reply_value(outcome: ModelReply[R] | ModelFailure) -> R:
-    """The validated value, or the failure raised as ModelReplyInvalid / ModelError, for
-    callers that cannot go on without it (the failure is already in the ledger)."""
-    if isinstance(outcome, ModelFailure):
-        raise outcome.to_error()
-    return outcome.value
 
 
 # --- HTTP -------------------------------------------------------------------------------

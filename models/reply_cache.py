@@ -8,13 +8,11 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from crase.models.call_outcomes import ModelFailure, ModelReply
 from crase.prompts.catalog import Message, Prompt
 from crase.settings import ModelEndpoint, ModelSettings
-
-if TYPE_CHECKING:  # the reply types only annotate `put`; chat.py imports this module
-    from crase.models.chat import ModelFailure, ModelReply
 
 
 @dataclass(frozen=True)
@@ -77,11 +75,11 @@ class ReplyCache:
             return None
         return CachedReply(content, rejected=bool(entry.get("rejected")))
 
-    def put(self, key: str, content: str, reply: "ModelReply[Any]") -> None:
+    def put(self, key: str, content: str, reply: ModelReply[Any]) -> None:
         self._write(key, {"content": content, "model": reply.model, "prompt": reply.prompt,
                           "usage": reply.usage.to_dict()})
 
-    def put_rejected(self, key: str, content: str, failure: "ModelFailure") -> None:
+    def put_rejected(self, key: str, content: str, failure: ModelFailure) -> None:
         """Remember a reply that stayed invalid after its repair (remember_rejected only)."""
         self._write(key, {"content": content, "model": failure.model, "prompt": failure.prompt,
                           "usage": failure.usage.to_dict(), "rejected": failure.detail})

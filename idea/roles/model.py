@@ -11,10 +11,15 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from crase.idea.candidates import Assessment, AssessmentStatus, Candidate
+from crase.idea.candidates import (
+    Assessment,
+    AssessmentStatus,
+    Candidate,
+    NeighbourVerdict,
+    VerdictStatus,
+)
 from crase.idea.discovery import RecalledTitle, RecallOutcome
 from crase.idea.expert import ExpertOutcome, check_and_build, failed_outcome, shortlist_entries
-from crase.idea.neighbour_gate import NeighbourVerdict, VerdictStatus
 from crase.idea.report import ReportOutcome, render_report
 from crase.idea.roles import model_calls
 from crase.idea.roles.offline_structure import structure_offline

@@ -12,8 +12,7 @@ deterministic, named "offline-..." so it is never mistaken for a model.
 import math
 from collections.abc import Sequence
 
-from crase.idea.candidates import Assessment
-from crase.idea.neighbour_gate import NeighbourVerdict
+from crase.idea.candidates import Assessment, NeighbourVerdict
 from crase.idea.structuring import IdeaStructure
 from crase.idea.terms import content_stems, keyphrases
 from crase.ingest.records import PaperRecord

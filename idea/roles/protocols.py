@@ -8,28 +8,22 @@ node, the audit), so an offline result is never mistaken for a model result. Whi
 serves each role is chosen in crase/idea/roles/from_settings.py.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
+from crase.idea.candidates import Assessment, Candidate, NeighbourVerdict
+from crase.idea.discovery import RecallOutcome
+from crase.idea.expert import ExpertOutcome
+from crase.idea.report import ReportOutcome
+from crase.idea.roles.model_calls import ShortlistEntry
+from crase.idea.structuring import IdeaStructure
+from crase.ingest.records import PaperRecord
 from crase.models.chat import ModelRunner
-
-if TYPE_CHECKING:  # the pipeline modules that define these types import the protocols
-    from pathlib import Path
-
-    from crase.idea.candidates import Assessment, Candidate
-    from crase.idea.discovery import RecallOutcome
-    from crase.idea.expert import ExpertOutcome
-    from crase.idea.neighbour_gate import NeighbourVerdict
-    from crase.idea.report import ReportOutcome
-    from crase.idea.roles.model_calls import ShortlistEntry
-    from crase.idea.structuring import IdeaStructure
-    from crase.ingest.records import PaperRecord
-    from crase.models.embedding_cache import TextEncoder
-    from crase.models.reply_cache import ReplyCache
-    from crase.settings import IdeaSettings, ProviderSettings
+from crase.models.embedding_cache import TextEncoder
+from crase.models.reply_cache import ReplyCache
+from crase.settings import IdeaSettings, ProviderSettings
 
 
 class Structurer(Protocol):

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from crase.graph import Graph
-from crase.idea.candidates import Assessment, Decision
+from crase.idea.candidates import Assessment, Decision, NeighbourVerdict
 from crase.idea.identity import IdentityRegistry
-from crase.idea.neighbour_gate import NeighbourVerdict, run_gate
+from crase.idea.neighbour_gate import run_gate
 from crase.idea.providers import ProviderStatus
 from crase.idea.request import IdeaRequest
 from crase.idea.structuring import IdeaStructure

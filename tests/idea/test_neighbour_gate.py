@@ -5,12 +5,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from crase.idea.neighbour_gate import (
-    GateEntry,
-    NeighbourVerdict,
-    admit_neighbours,
-    choose_seeds,
-)
+from crase.idea.candidates import NeighbourVerdict
+from crase.idea.neighbour_gate import GateEntry, admit_neighbours, choose_seeds
 from crase.idea.roles.model import ModelNeighbourScorer
 from crase.models.chat import ModelRunner
 from crase.settings import ModelEndpoint

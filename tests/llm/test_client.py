@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 
 from crase.errors import ModelError, ModelNotConfigured, ModelReplyInvalid
-from crase.models.chat import ModelFailure, ModelReply, ModelRunner, reply_value
+from crase.models.call_outcomes import reply_value
+from crase.models.chat import ModelFailure, ModelReply, ModelRunner
 from crase.models.reply_cache import ReplyCache
 from crase.prompts.reply_schemas import entailment_schema
 from crase.settings import ModelEndpoint
