@@ -87,7 +87,7 @@ def recording_client(recording_app: tuple[RecordingGraph, TestClient],
 
 
 @pytest.fixture
-def corpus(client: TestClient, api_settings: Settings, graph: Graph) -> dict[str, Any]:
+def corpus(api_settings: Settings, graph: Graph) -> dict[str, Any]:
     """The fixture corpus, written by the loader; returns the load's answer. (Read-only
     tests share one loaded corpus: tests/api/loaded/.)"""
     return load_corpus_into(graph, api_settings)
