@@ -133,10 +133,11 @@ fuzz: setup
 	CRASE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_openapi_fuzz.py
 
 # mypy reads an installed copy: only an install maps the top-level folders to crase.X.
+# setuptools leaves build/ behind and copies from it again, so a renamed module would linger.
 LINT_SITE := var/lint/site
 lint: venv
 	$(BIN)/ruff check .
-	rm -rf $(LINT_SITE)
+	rm -rf $(LINT_SITE) build
 	$(BIN)/pip install -q --no-deps --target $(LINT_SITE) . 2>/dev/null
 	cd $(LINT_SITE) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p crase
 
