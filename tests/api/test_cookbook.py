@@ -1,13 +1,8 @@
-"""The Neo4j Browser cookbook (cypher/analyst/*.cypher) against a real finished run, sent
-through the read-only analyst endpoint: each query is valid, read-only, and answers what
-its header promises."""
-
-
-import pytest
+"""The Neo4j Browser cookbook (cypher/analyst/*.cypher) holds the promised queries, each
+saying how to set its parameters. No server: the queries are run against a real finished
+run in tests/api/loaded/test_cookbook.py."""
 
 from crase.cypher.catalog import load_query, query_names
-
-pytestmark = pytest.mark.integration
 
 
 def test_the_cookbook_has_the_promised_queries() -> None:
@@ -17,4 +12,3 @@ def test_the_cookbook_has_the_promised_queries() -> None:
         "analyst/paper_claims", "analyst/paper_claim_pairs"}
     for name in query_names("analyst"):
         assert ":param" in load_query(name), f"{name} must say how to set its parameters"
-
