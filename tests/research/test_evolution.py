@@ -1,16 +1,17 @@
 """The evolution map on the committed hep-th sample: the graph is the corpus's own citations
 with their direction, grouped by year, key papers by the stated rule, paths, the Mermaid
-export, the comparison with a Connected-Papers-style list, and the Run it records."""
+export, the comparison with a Connected-Papers-style list, and the Run it records. The
+sample is loaded once for the module; bad requests, over a graph of their own, are in
+test_evolution_requests.py."""
 
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from crase.api.cli import main
-from crase.errors import PaperNotFound
 from crase.graph import Graph
 from crase.research.evolution import (
     NOTE,
@@ -21,7 +22,8 @@ from crase.research.evolution import (
 )
 from crase.research.reference_lists import read_reference_list
 from crase.search.text_ranking import query_hits
-from tests.sample_slice import SAMPLE, load_sample_slice
+from tests.conftest import clean_graph
+from tests.sample_slice import load_sample_slice
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +39,23 @@ def load_sample(graph: Graph) -> list[dict]:
     return rows
 
 
+@pytest.fixture(scope="module")
+def sample_rows(session_graph: Graph) -> Iterator[list[dict]]:
+    """The whole sample, loaded once for the module: its tests only read it and add runs."""
+    clean_graph(session_graph)
+    try:
+        yield load_sample(session_graph)
+    finally:
+        clean_graph(session_graph)
+
+
+@pytest.fixture
+def graph(session_graph: Graph, sample_rows: list[dict]) -> Graph:
+    """Here the module's loaded sample, not an empty graph emptied after each test (as in
+    tests/conftest.py): the test that needs one of those is in test_evolution_requests.py."""
+    return session_graph
+
+
 def cites(graph: Graph) -> set[tuple[str, str]]:
     with graph.driver.session() as session:
         return {(r["u"], r["v"]) for r in session.run(
@@ -44,7 +63,6 @@ def cites(graph: Graph) -> set[tuple[str, str]]:
 
 
 def test_a_topic_map_keeps_citation_direction_years_and_the_key_rule(graph: Graph) -> None:
-    load_sample(graph)
     result = map_evolution(graph, None, EvolutionRequest(topic=TOPIC, limit=10,
                                                          max_papers=80))
     seeds = [hit.id for hit in query_hits(graph, None, TOPIC, 10, [])]
@@ -74,7 +92,6 @@ def test_a_topic_map_keeps_citation_direction_years_and_the_key_rule(graph: Grap
 
 
 def test_the_mermaid_export_groups_years_in_order_and_draws_every_edge(graph: Graph) -> None:
-    load_sample(graph)
     result = map_evolution(graph, None, EvolutionRequest(topic=TOPIC, limit=5, max_papers=40))
     lines = result.mermaid.splitlines()
     assert lines[0] == "flowchart TB"
@@ -91,7 +108,6 @@ def test_the_mermaid_export_groups_years_in_order_and_draws_every_edge(graph: Gr
 
 def test_a_seed_paper_map_finds_paths_both_ways_and_says_when_there_is_none(
         graph: Graph) -> None:
-    load_sample(graph)
     edges = cites(graph)
     out_degree: dict[str, int] = {}
     for u, _ in edges:
@@ -117,8 +133,9 @@ def test_a_seed_paper_map_finds_paths_both_ways_and_says_when_there_is_none(
 
 
 def test_the_map_compares_with_a_connected_papers_style_list(graph: Graph,
+                                                             sample_rows: list[dict],
                                                              tmp_path: Path) -> None:
-    rows = {r["id"]: r for r in load_sample(graph)}
+    rows = {r["id"]: r for r in sample_rows}
     first = map_evolution(graph, None, EvolutionRequest(topic=TOPIC, limit=10,
                                                         max_papers=60))
     in_map = [p.id for p in first.papers][:30]
@@ -154,7 +171,6 @@ def test_the_map_compares_with_a_connected_papers_style_list(graph: Graph,
 
 
 def test_the_run_is_recorded_with_its_report(graph: Graph) -> None:
-    load_sample(graph)
     result = map_evolution(graph, None, EvolutionRequest(topic=TOPIC, limit=5, max_papers=30))
     with graph.driver.session() as session:
         run = session.run("MATCH (r:Run {id: $id}) OPTIONAL MATCH (r)-[x:RETURNED]->(p) "
@@ -166,24 +182,8 @@ def test_the_run_is_recorded_with_its_report(graph: Graph) -> None:
     assert stored.mermaid == result.mermaid and stored.counts == result.counts
 
 
-def test_bad_requests_are_named_errors(graph: Graph) -> None:
-    load_sample_slice(graph, 20)
-    with pytest.raises(ValidationError, match="either topic or seed_paper"):
-        EvolutionRequest()
-    with pytest.raises(ValidationError, match="either topic or seed_paper"):
-        EvolutionRequest(topic="x", seed_paper="y")
-    with pytest.raises(PaperNotFound, match="give the id of a loaded paper"):
-        map_evolution(graph, None, EvolutionRequest(seed_paper="no-such-paper"))
-    with graph.driver.session() as session:
-        status = session.run("MATCH (r:Run {kind: 'evolution'}) RETURN r.status AS s"
-                             ).single()
-    assert status is not None and status["s"] == "failed"
-    assert SAMPLE.is_dir()
-
-
 def test_the_command_prints_the_map_its_mermaid_and_its_json(
         graph: Graph, cli_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    load_sample(graph)
     listing = cli_env / "list.csv"
     listing.write_text("Title,Year\nTachyon condensation in string field theory,1999\n"
                        "A paper nobody wrote,2020\n")
