@@ -20,7 +20,9 @@ relevant set (the source's in-corpus references, the file's `relevant_ids`):
 - `title-seeds`: the same given papers with the title as the query.
 - `question`: a natural-language question (LitSearch style) written by the planner role's
   model (the local Qwen2.5 server of `crase models serve`, docs/local-model.md) from the
-  title and abstract with prompts/write_search_question.md; each line names the model
+  abstract alone with prompts/write_search_question.md (given the title, Qwen2.5-Coder-1.5B
+  put it into the question word for word, even after a repair request, for two of three
+  hep-th papers; a question holding the title is still refused); each line names the model
   (`generator`) and the prompt (`prompt`, name@version). Not in the default forms: it
   needs the model server and runs once per query (minutes each on a loaded CPU); the file
   is appended to as questions arrive and a rerun asks only for the queries it lacks.
@@ -260,7 +262,7 @@ def question_call(source: SourcePaper, endpoint: ModelEndpoint) -> ModelCall[Que
     prompt = load_prompt(QUESTION_PROMPT)
     title = plain_text(source.title).strip()
     abstract = plain_text(source.abstract).strip()[:endpoint.max_input_chars]
-    return ModelCall(prompt, {"title": data_block(title), "abstract": data_block(abstract)},
+    return ModelCall(prompt, {"abstract": data_block(abstract)},
                      subject=source.paper_id, stage="query_forms",
                      check=partial(check_question, title=title))
 
@@ -277,10 +279,15 @@ def question_line(source: SourcePaper, question: str, model: str,
 def write_questions(sources: list[SourcePaper], settings: Settings, path: Path) -> FormFile:
     """Asks the model for each source paper's question the file lacks, appending each as
     it arrives; a failed call is reported and asked again on the next run."""
-    endpoint = endpoint_for(settings.models, load_prompt(QUESTION_PROMPT).role)
+    prompt = load_prompt(QUESTION_PROMPT)
+    endpoint = endpoint_for(settings.models, prompt.role)
     runner = ModelRunner.from_settings(settings.models)
-    done = ({row["from_query_id"] for row in read_query_file(path)}
-            if path.is_file() else set())
+    earlier = read_query_file(path) if path.is_file() else []
+    others = sorted({row.get("prompt") for row in earlier} - {prompt.ref}, key=str)
+    if others:
+        raise EvaluationError(f"{path} holds questions of prompt {others[0]}, not "
+                              f"{prompt.ref}; move it away to write the set anew")
+    done = {row["from_query_id"] for row in earlier}
     written = FormFile(path, written=len(done))
     path.parent.mkdir(parents=True, exist_ok=True)
     for source in sources:
@@ -288,8 +295,8 @@ def write_questions(sources: list[SourcePaper], settings: Settings, path: Path) 
             continue
         outcome = runner.run_one(endpoint, question_call(source, endpoint))
         if isinstance(outcome, ModelFailure):
-            print(f"{source.query_id}: no question ({outcome.kind}: {outcome.detail})",
-                  file=sys.stderr, flush=True)
+            print(f"{source.query_id}: no question ({outcome.kind}: {outcome.detail}; "
+                  f"last reply {outcome.last_reply!r})", file=sys.stderr, flush=True)
             written.skip(f"model failure {outcome.kind}")
             continue
         line = question_line(source, outcome.value.question, outcome.model, outcome.prompt)

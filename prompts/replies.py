@@ -231,6 +231,10 @@ def check_plan(reply: PlanReply, count: int, max_words: int = 12) -> list[str]:
     return problems
 
 
+# A question that points at its own paper is no query anyone could type before reading it.
+SELF_REFERENCES = ("this paper", "the paper", "this work", "the authors", "this study")
+
+
 def check_question(reply: QuestionReply, title: str, min_words: int = 6,
                    max_words: int = 40) -> list[str]:
     """A question, not a statement or a copy of the title: a title query asked as a
@@ -242,8 +246,13 @@ def check_question(reply: QuestionReply, title: str, min_words: int = 6,
     words = len(question.split())
     if not min_words <= words <= max_words:
         problems.append(f"the question has {words} words; write {min_words} to {max_words}")
+    mentioned = [phrase for phrase in SELF_REFERENCES if phrase in normalise_text(question)]
+    if mentioned:
+        problems.append(f"the question refers to the paper itself ({mentioned[0]!r}); ask "
+                        "about the topic directly, as a researcher who has not seen it")
     if normalise_text(title) and normalise_text(title) in normalise_text(question):
-        problems.append("the question copies the paper's title; ask in your own words")
+        problems.append(f"the question repeats the title {title!r} word for word; keep its "
+                        "topic but say it in other words")
     return problems
 
 

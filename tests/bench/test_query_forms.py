@@ -17,6 +17,7 @@ from crase.bench.query_forms import (
 )
 from crase.bench.query_sets import read_query_file
 from crase.errors import EvaluationError
+from crase.prompts.replies import QuestionReply, check_question
 from crase.settings import Settings
 from tests.llm.chat_server import ChatServer, Reply
 from tests.sample_slice import SAMPLE
@@ -133,6 +134,25 @@ def test_keyphrase_rule_by_hand() -> None:
     assert "phi" not in content_terms("$\\Phi$ and \\tilde{x} fields")
 
 
+def test_a_question_is_refused_for_a_statement_a_title_or_a_pointer_to_its_paper() -> None:
+    title = "Structure of supergravity theories"
+    assert check_question(QuestionReply(question="Which papers classify supergravity "
+                                                 "theories in dimensions four to eleven?"),
+                          title) == []
+    problems = {
+        "Supergravity theories in dimensions four to eleven are classified here.":
+            "question mark",
+        "Which papers explain the structure of supergravity theories in all dimensions?":
+            "repeats the title",
+        "What earlier work does this paper build on for supergravity theories?":
+            "refers to the paper itself",
+        "Which supergravity papers?": "has 3 words",
+    }
+    for question, problem in problems.items():
+        found = check_question(QuestionReply(question=question), title)
+        assert len(found) == 1 and problem in found[0], question
+
+
 def test_unknown_form_and_missing_source_text_are_refused(corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(EvaluationError, match="unknown query forms"):
         write_forms(corpus, tmp_path, ("slogan",), seed=0, limit=None)
@@ -163,16 +183,22 @@ def test_questions_come_from_the_model_with_model_and_prompt_named(corpus: Path,
         files = write_forms(corpus, tmp_path, ("question",), seed=0, limit=2,
                             settings=settings)
         assert len(server.requests) == 4
-        assert "copies the paper's title" in server.requests[1]["messages"][-1]["content"]
+        assert "repeats the title" in server.requests[1]["messages"][-1]["content"]
         assert files[0].written == 1 and sum(files[0].skipped.values()) == 1
         rows = read_query_file(tmp_path / "hepth" / "question.jsonl")
         assert rows == [{
             "query_id": f"{first['query_id']}-question", "query": good,
             "source_paper_id": first["source_paper_id"], "relevant_ids": first["relevant_ids"],
             "form": "question", "from_query_id": first["query_id"], "generator": "test/qwen",
-            "prompt": "write_search_question@1"}]
+            "prompt": "write_search_question@4"}]
         # A rerun asks only for the question that failed.
         server.script(Reply(json.dumps({"question": good})))
         again = write_forms(corpus, tmp_path, ("question",), seed=0, limit=2,
                             settings=settings)
         assert len(server.requests) == 5 and again[0].written == 2
+        # Questions of another prompt version are never mixed into the file.
+        path = tmp_path / "hepth" / "question.jsonl"
+        path.write_text(path.read_text().replace("write_search_question@4", "old@1"))
+        with pytest.raises(EvaluationError, match="holds questions of prompt old@1"):
+            write_forms(corpus, tmp_path, ("question",), seed=0, limit=3, settings=settings)
+        assert len(server.requests) == 5
