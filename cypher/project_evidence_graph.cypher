@@ -13,9 +13,16 @@
 // the weighted personalization vector, see search/walk.py). One reading thread, as the
 // graph is small; flat lists of numbers, as lists of maps cost the driver and Cypher
 // several times more.
+// PROFILE: before it projects, GDS's Cypher aggregation estimates its rows by running
+// `EXPLAIN` + this query's text without its parameters, and Neo4j plans a query with
+// missing parameters anew every time (no plan cache): 20-30 ms of server CPU per search,
+// half the projection's cost. `EXPLAIN PROFILE ...` is refused at once (two execution
+// modes), GDS then sizes its importer as the rows come, and the projected graph is the
+// same (docs/speed.md, "The rank stage"). The profile itself costs less than a millisecond.
 // Parameters: $graph_name, $sources, $targets (node numbers), $weights (floats): one step
 //             each, the origin's links to the seeds first.
 // Returns: graph, nodes, relationships.
+PROFILE
 UNWIND range(0, size($targets) - 1) AS j
 WITH gds.graph.project($graph_name, $sources[j], $targets[j],
                        {relationshipProperties: {w: $weights[j]}}, {readConcurrency: 1}) AS g

@@ -113,14 +113,17 @@ def rank_pagerank(graph: Graph, run_id: str, pruned: PrunedGraph,
     links = [(origin, position[s], w) for s, w in p.items() if s in position] + [
         (position[a], position[b], w) for a, b, w in steps]
     name = f"crase-run-{run_id}"
+    ranked = False  # rank_pagerank drops the projection once it has ranked
     try:
         graph.write("project_evidence_graph", **projection_parameters(name, links))
         rows = graph.read("rank_pagerank", graph_name=name, nodes=nodes, origin=origin,
                           damping=1.0 - walk.alpha, max_iterations=walk.max_iterations,
                           tolerance=walk.tolerance, k=walk.k)
-        return [(r["id"], float(r["score"])) for r in rows]
+        ranked = True
     finally:
-        graph.write("drop_projection", graph_name=name)
+        if not ranked:
+            graph.write("drop_projection", graph_name=name)
+    return [(r["id"], float(r["score"])) for r in rows]
 
 
 def rank_salsa(steps: list[tuple[str, str, float]], restart: dict[str, float],

@@ -95,3 +95,18 @@ def test_a_ranked_paper_gone_from_the_database_is_a_named_error(graph: Graph) ->
     assert graph.read("drop_projection", graph_name="crase-run-run-gone") == []
     with pytest.raises(DatabaseError, match="zz left the database.*run the search again"):
         read_result_papers(graph, [paper for paper, _ in ranked])
+
+
+def test_no_projection_outlives_its_ranking_whether_it_ranks_or_fails(graph: Graph) -> None:
+    # rank_pagerank drops the projection in the query that ranks; when GDS refuses the
+    # ranking (here: no iteration allowed), walk.py drops it and the error is raised.
+    make_graph(graph, "run-drop")
+    pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS), seeds=["a"],
+                         pruned_edges={}, dropped_nodes={})
+    walk = Walk("ppr", "both", 2004, 0.5, 0.15, k=5)
+    assert rank(graph, "run-drop", pruned, walk, {"a": 1.0}, YEARS)
+    assert graph.read("drop_projection", graph_name="crase-run-run-drop") == []
+    refused = Walk("ppr", "both", 2004, 0.5, 0.15, k=5, max_iterations=0)
+    with pytest.raises(DatabaseError, match="rank_pagerank failed.*maxIterations"):
+        rank(graph, "run-drop", pruned, refused, {"a": 1.0}, YEARS)
+    assert graph.read("drop_projection", graph_name="crase-run-run-drop") == []

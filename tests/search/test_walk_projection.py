@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from crase.cypher.catalog import load_query
+from crase.errors import DatabaseError
 from crase.graph import Graph, Row
 from crase.scoring.delta import PrunedGraph
 from crase.search.walk import (
@@ -68,8 +69,8 @@ def test_ppr_projects_the_origins_links_to_the_seeds_first() -> None:
                          pruned_edges={}, dropped_nodes={})
     walk = Walk("ppr", "both", 2004, 0.5, 0.15, k=5)
     rank(graph, "run-1", pruned, walk, {"a": 0.75, "e": 0.25}, YEARS)
-    assert [name for name, _ in graph.calls] == [
-        "project_evidence_graph", "rank_pagerank", "drop_projection"]
+    # Two round trips: the ranking query drops the projection itself.
+    assert [name for name, _ in graph.calls] == ["project_evidence_graph", "rank_pagerank"]
     params, ranked = graph.calls[0][1], graph.calls[1][1]
     nodes, origin = ranked["nodes"], ranked["origin"]
     assert nodes == sorted(YEARS) and origin == len(nodes)  # the number after the papers
@@ -77,6 +78,35 @@ def test_ppr_projects_the_origins_links_to_the_seeds_first() -> None:
     from_origin = [(nodes[b], w) for a, b, w in links if a == origin]
     assert from_origin == [("a", 0.75), ("e", 0.25)]  # first, as the query's header says
     assert all(a < origin and b < origin for a, b, _ in links[len(from_origin):])
+
+
+class FailingRank(RecordingGraph):
+    """The ranking query fails on the server, after the projection was made."""
+
+    def read(self, name: str, timeout_s: float | None = None, **params: Any) -> list[Row]:
+        self.calls.append((name, params))
+        raise DatabaseError(f"query {name} failed: Neo.ClientError.Procedure.ProcedureCallFailed")
+
+
+def test_a_failed_ranking_drops_the_projection_and_is_raised() -> None:
+    graph = FailingRank()
+    pruned = PrunedGraph(edges=dict(DELTA), nodes=sorted(YEARS), seeds=["a"],
+                         pruned_edges={}, dropped_nodes={})
+    with pytest.raises(DatabaseError, match="rank_pagerank failed"):
+        rank(graph, "run-1", pruned, Walk("ppr", "both", 2004, 0.5, 0.15, k=5), {"a": 1.0},
+             YEARS)
+    assert [name for name, _ in graph.calls] == [
+        "project_evidence_graph", "rank_pagerank", "drop_projection"]
+    assert graph.calls[2][1] == {"graph_name": "crase-run-run-1"}
+
+
+def test_the_projection_skips_gds_row_estimate_and_the_ranking_drops_it() -> None:
+    # GDS estimates an aggregation's rows with EXPLAIN + the query's text and no
+    # parameters, which Neo4j plans anew on every search; PROFILE makes that EXPLAIN
+    # fail at once (cypher/project_evidence_graph.cypher).
+    assert cypher_code("project_evidence_graph").lstrip().startswith("PROFILE\n")
+    ranking = cypher_code("rank_pagerank")
+    assert ranking.index("collect(") < ranking.index("gds.graph.drop($graph_name")
 
 
 class NoDatabase(Graph):
