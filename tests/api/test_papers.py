@@ -1,4 +1,6 @@
-"""Papers: by id, full-text search with paging, and batch loads with rejects."""
+"""Papers: by id with its claims, batch loads with rejects, and the requests refused
+before any read (on the recording graph). Paper pages and the full-text search read the
+shared corpus in tests/api/loaded/test_paper_reads.py."""
 
 from typing import Any
 

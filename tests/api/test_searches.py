@@ -1,6 +1,7 @@
-"""Searches over HTTP: start (202), follow the run, read its results, evidence graph and
-exports, cancel, and read it again from the graph after a restart. Real Neo4j + GDS and the
-offline backends on the fixture corpus."""
+"""Searches over HTTP that change the graph: the batch load of the fixture corpus, a warm
+second search, cancelling, a full queue (real Neo4j + GDS, offline backends); and, on the
+recording graph, the requests refused before any run. What a finished search reads back
+(results, evidence graph, exports, a restart) is in tests/api/loaded/."""
 
 import json
 import threading
