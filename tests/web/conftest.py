@@ -34,6 +34,7 @@ CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver")
 DESKTOP = (1280, 800)
 PHONE = (390, 844)
+IDEA_POOLS = {"selection_budget": 30, "neighbour_read_limit": 20}
 
 
 def first_existing(paths: tuple[str, ...]) -> str | None:
@@ -88,6 +89,11 @@ def sample_server(database_settings: DatabaseSettings, session_graph: Graph,
     the graph is emptied when the module is done."""
     folder = tmp_path_factory.mktemp("sample")
     settings = api_settings_for(Settings(database=database_settings, var_dir=folder / "var"))
+    # The idea run's pools smaller than the defaults (120 selected, 100 neighbours read per
+    # seed and direction): embedding them took most of the browser tests' time. The pages
+    # read the same; tests/idea tests the workflow at its budgets.
+    settings = settings.model_copy(update={"idea": settings.idea.model_copy(
+        update=IDEA_POOLS)})
     clean_graph(session_graph)
     try:
         load_corpus(session_graph, locate_corpus(SAMPLE), settings,
