@@ -121,13 +121,14 @@ def agreement(gds_rows: list[Row], numpy_scored: list[tuple[str, float]], asked:
 
 def floor(graph: TimedGraph, settings: Settings, repeats: int = 20) -> dict[str, float]:
     """GDS's fixed cost: the rank stage as the search runs it (search/walk.py) on the
-    smallest evidence graph there is (two papers, one citation, one seed); the median of
-    `repeats` per call."""
+    smallest evidence graph there is (two papers, one citation walked one way, one seed:
+    the walk ends at the cited paper, so the PageRank stops after a few iterations; both
+    ways it would circle for ~90); the median of `repeats` per call."""
     graph.calls.clear()
     p = settings.search
     pruned = PrunedGraph(edges={("floor-a", "floor-b"): 1.0}, nodes=["floor-a", "floor-b"],
                          seeds=["floor-a"], pruned_edges={}, dropped_nodes={})
-    walk = Walk(p.walk, p.orientation, 2026, 0.0, p.alpha, p.k, p.max_iterations,
+    walk = Walk(p.walk, "references", 2026, 0.0, p.alpha, p.k, p.max_iterations,
                 p.tolerance)
     for _ in range(repeats):
         rank(graph, "floor", pruned, walk, {"floor-a": 1.0}, {})
