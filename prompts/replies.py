@@ -243,6 +243,8 @@ def check_question(reply: QuestionReply, title: str, min_words: int = 6,
     problems = []
     if not question.endswith("?"):
         problems.append("the question must end with a question mark")
+    elif question.count("?") > 1:
+        problems.append("write one question, not several")
     words = len(question.split())
     if not min_words <= words <= max_words:
         problems.append(f"the question has {words} words; write {min_words} to {max_words}")

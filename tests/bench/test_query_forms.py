@@ -147,6 +147,8 @@ def test_a_question_is_refused_for_a_statement_a_title_or_a_pointer_to_its_paper
         "What earlier work does this paper build on for supergravity theories?":
             "refers to the paper itself",
         "Which supergravity papers?": "has 3 words",
+        "Which papers classify supergravity theories? Are there reviews of them too?":
+            "one question, not several",
     }
     for question, problem in problems.items():
         found = check_question(QuestionReply(question=question), title)
@@ -190,7 +192,7 @@ def test_questions_come_from_the_model_with_model_and_prompt_named(corpus: Path,
             "query_id": f"{first['query_id']}-question", "query": good,
             "source_paper_id": first["source_paper_id"], "relevant_ids": first["relevant_ids"],
             "form": "question", "from_query_id": first["query_id"], "generator": "test/qwen",
-            "prompt": "write_search_question@4"}]
+            "prompt": "write_search_question@5"}]
         # A rerun asks only for the question that failed.
         server.script(Reply(json.dumps({"question": good})))
         again = write_forms(corpus, tmp_path, ("question",), seed=0, limit=2,
@@ -198,7 +200,7 @@ def test_questions_come_from_the_model_with_model_and_prompt_named(corpus: Path,
         assert len(server.requests) == 5 and again[0].written == 2
         # Questions of another prompt version are never mixed into the file.
         path = tmp_path / "hepth" / "question.jsonl"
-        path.write_text(path.read_text().replace("write_search_question@4", "old@1"))
+        path.write_text(path.read_text().replace("write_search_question@5", "old@1"))
         with pytest.raises(EvaluationError, match="holds questions of prompt old@1"):
             write_forms(corpus, tmp_path, ("question",), seed=0, limit=3, settings=settings)
         assert len(server.requests) == 5
