@@ -20,9 +20,25 @@ The projection is a graph of numbers (paper i of the sorted node list is node i,
 is node n), so projecting and ranking read nothing from the database: the walk's graph is
 exactly the steps handed over.
 
-Speed (python -m crase.bench.rank_stage): the stage is three calls, projection, PageRank,
-drop; GDS's fixed cost per call is most of it (docs/speed.md has the figures). Folding the
-three into one query cost more server time, not less (measured), so they stay apart.
+Speed (python -m crase.bench.rank_stage; docs/speed.md has the commands and every run): the
+stage is two calls, the projection and the PageRank, which drops the projection in the same
+query; drop_projection runs only when one of them failed. GDS's Cypher aggregation
+estimated its rows with `EXPLAIN` + the projection's text without its parameters, which
+Neo4j plans anew on every search (33 ms of server CPU per EXPLAIN against 4.5 ms with the
+parameters, load 20); the projection now runs under PROFILE, which that EXPLAIN refuses at
+once. Measured on hep-th (20 held-out queries, learned order, five runs each alternating
+with the code before, load 8-12; the median of the run medians, then their range): the
+projection 46 ms (34-110) to 23 ms (17-25), the stage 104 ms (92-226) to 80 ms (70-106),
+the floor (two papers) 26-29 ms to 13 ms; within the whole search, over 240 searches each,
+the rank stage 0.122 s to 0.105 s median. Same rows, score for score, on 40 evidence
+graphs. Tried on a private server with the same graphs (server CPU per stage, load 15-20):
+PROFILE alone 147 to 121 ms; then one transaction for the three calls 110 ms; the three
+folded into one query 99 ms (without PROFILE 203 ms: GDS's EXPLAIN then plans the whole
+query); projection plus a ranking query that drops 108 ms, kept, as the projection stays
+its own query (the rules test holds its weights); logProgress true on the PageRank 116 ms
+(more log lines); GDS's uncompressed adjacency lists 90 against 63 ms. What is left is the
+PageRank's 80-100 iterations to tolerance 1e-9: a third of its samples decode adjacency
+lists, a tenth write GDS's log, four lines per iteration.
 """
 
 from collections.abc import Callable, Iterable, Mapping
