@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from crase.graph import Graph
-from crase.search.candidate_features import TEXT_POOL
+from crase.search.candidate_features import TEXT_POOL, WALK_POOL
 from crase.search.order_model import SHIPPED_MODEL, model_at, order_candidates
 from crase.search.order_training import (
     TrainingQuery,
@@ -24,7 +24,12 @@ from crase.search.pipeline import run_search
 from crase.search.request import SearchRequest
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.protocols import SearchBackends
-from crase.search.stages import THIN_GRAPH_RATIO, graph_adds_little, learned_order_outside
+from crase.search.stages import (
+    THIN_GRAPH_RATIO,
+    graph_adds_little,
+    learned_order_outside,
+    walk_depth,
+)
 from crase.search.text_ranking import Encoder, query_hits
 from crase.settings import SearchSettings, Settings
 from tests.search.test_pipeline import load_slice
@@ -154,6 +159,13 @@ def test_a_graph_that_adds_little_beyond_the_seeds_is_ordered_by_the_text(
 def test_the_text_orders_the_list_below_three_papers_per_seed() -> None:
     assert graph_adds_little(29, 10) and not graph_adds_little(30, 10)
     assert not graph_adds_little(0, 0)
+
+
+def test_the_walk_ranks_enough_to_tell_a_thin_graph_whatever_k() -> None:
+    assert walk_depth(SearchSettings(k=10), seeds=100) == THIN_GRAPH_RATIO * 100
+    assert walk_depth(SearchSettings(k=10), seeds=10) == WALK_POOL
+    assert walk_depth(SearchSettings(k=500), seeds=10) == 500
+    assert walk_depth(SearchSettings(k=10, order="walk"), seeds=100) == 10
 
 
 def test_a_keyword_query_keeps_the_walks_list_of_k(graph: Graph) -> None:
