@@ -127,7 +127,8 @@ test: setup browser gds-client
 # (PYTHONDONTWRITEBYTECODE): compiling every module and rewriting every test's asserts
 # anew costs this tier about 10 s a run.
 test-unit: venv
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -m "not integration and not slow"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope \
+	  -m "not integration and not slow"
 
 # Exploration, not a verdict: `make test` draws the schema fuzz's examples from fixed seeds;
 # this draws fresh ones, FUZZ_EXAMPLES per route and mode. A 5xx it finds becomes a fixed
