@@ -106,6 +106,15 @@ class InvalidRequest(CraseError):
     """A request is well-formed JSON but asks for something that cannot be done."""
 
 
+class GivenPapersUnknown(InvalidRequest):
+    """Papers a search is asked to start from are not in the graph; each is listed, none is
+    dropped silently."""
+
+    def __init__(self, message: str, unknown: list[str]) -> None:
+        super().__init__(message)
+        self.unknown = unknown
+
+
 class ConnectionSearchTooLarge(InvalidRequest):
     """The connector's breadth-first search reached more papers than it may look at
     before the two ends met; fewer steps, or two papers nearer each other, answer."""

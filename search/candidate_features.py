@@ -65,6 +65,14 @@ class Candidates:
     def column(self, name: str) -> NDArray[np.float64]:
         return self.values[:, FEATURES.index(name)]
 
+    def without(self, papers: Sequence[str]) -> "Candidates":
+        """These candidates less `papers` (their features unchanged)."""
+        dropped = set(papers)
+        keep = [row for row, paper in enumerate(self.ids) if paper not in dropped]
+        if len(keep) == len(self.ids):
+            return self
+        return Candidates([self.ids[row] for row in keep], self.values[keep])
+
 
 def gathered(graph: Graph, walk: Sequence[tuple[str, float]], lexical: Sequence[Hit],
              dense: Sequence[Hit], hood: Neighbourhood, restart: Mapping[str, float],

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
+from crase.errors import DatabaseError, GivenPapersUnknown, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph
@@ -32,6 +32,7 @@ from crase.search.stages import (
     LIST_STAGES,
     Search,
     SearchState,
+    named_seeds,
     planned,
     run_stages,
     weighs_by_delta,
@@ -92,6 +93,7 @@ def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
     planned calls and how long they take at the rate limit)."""
     run_id = run_id or uuid.uuid4().hex[:12]
     check_source(backends, request)
+    check_given(graph, request)
     before = snapshot(backends.usage())
     with RunLifecycle.open(graph, run_id, "search", request.query,
                            request.model_dump(mode="json"), backends.names(), STAGES,
@@ -129,7 +131,22 @@ def partial_reason(problems: list[str], shown: int = 5) -> str:
 
 def uses_provider(request: SearchRequest) -> bool:
     # Seeds named by the caller are graph papers: their neighbourhood is the local one.
-    return request.params.source == "semantic-scholar" and request.seed_override is None
+    return request.params.source == "semantic-scholar" and named_seeds(request) is None
+
+
+def check_given(graph: Graph, request: SearchRequest) -> None:
+    """Refuses, before any Run exists, a search from papers the graph does not hold,
+    naming every one (a reference list with one unknown entry is not silently shortened)."""
+    if not request.given:
+        return
+    present = {row["id"] for row in graph.read("match_paper_ids", ids=request.given)}
+    unknown = [paper for paper in request.given if paper not in present]
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more"
+                                           if len(unknown) > 10 else "")
+        raise GivenPapersUnknown(f"{len(unknown)} given paper(s) are not in the graph: "
+                                 f"{shown}; load them first (`crase load`, `crase fetch`) "
+                                 "or leave them out", unknown)
 
 
 def check_source(backends: SearchBackends, request: SearchRequest) -> None:

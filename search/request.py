@@ -7,7 +7,7 @@ from datetime import date
 from inspect import isclass
 from typing import Any, TypeGuard, get_args
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
@@ -16,10 +16,19 @@ from crase.settings import SearchSettings
 Loc = tuple[int | str, ...]
 OUT_OF_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 NOT_A_NUMBER = {"int_parsing", "int_from_float", "int_type", "float_parsing", "float_type"}
+MIN_QUERY_CHARS = 3
+MAX_GIVEN_PAPERS = 100  # papers a search may start from: a reference list, not a corpus
 
 
 class SearchRequest(BaseModel):
-    query: str = Field(..., min_length=3, max_length=4000, description="The research question")
+    query: str = Field(
+        "", max_length=4000,
+        description="The research question; may be empty when the search starts from papers",
+    )
+    seed_ids: list[str] = Field(
+        default_factory=list, max_length=MAX_GIVEN_PAPERS,
+        description="Paper ids the user starts from: the walk's seeds; never in the results",
+    )
     params: SearchSettings = Field(default_factory=SearchSettings, description="Run parameters")
     reference_year: int | None = Field(
         None, ge=1900, le=2200,
@@ -34,6 +43,18 @@ class SearchRequest(BaseModel):
         description="Use these paper ids as the seeds instead of planning and searching "
                     "(benchmarks: the seed-corruption test); stages 2-3 run unchanged",
     )
+
+    @model_validator(mode="after")
+    def asks_something(self) -> "SearchRequest":
+        if len(self.query.strip()) < MIN_QUERY_CHARS and not self.seed_ids:
+            raise ValueError(f"query is too short; give at least {MIN_QUERY_CHARS} "
+                             "characters, or seed_ids (papers to start from), or both")
+        return self
+
+    @property
+    def given(self) -> list[str]:
+        """The papers the user starts from, each once, in the given order."""
+        return list(dict.fromkeys(self.seed_ids))
 
     def age_reference(self) -> int:
         return self.reference_year or date.today().year

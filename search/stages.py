@@ -125,8 +125,30 @@ def weighs_by_delta(p: SearchSettings) -> bool:
     return p.weighting == "coverage"
 
 
+def named_seeds(request: SearchRequest) -> list[str] | None:
+    """The seeds the caller names, None where the search finds its own: the papers the
+    user starts from, or a benchmark's seed_override."""
+    return request.given or request.seed_override
+
+
 def planned(search: Search) -> bool:
-    return search.request.seed_override is None and search.params.sub_queries > 0
+    return named_seeds(search.request) is None and search.params.sub_queries > 0
+
+
+def not_given(search: Search, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """`ranked` without the papers the user starts from: they are never a result."""
+    given = set(search.request.given)
+    return [entry for entry in ranked if entry[0] not in given] if given else ranked
+
+
+def list_text(search: Search) -> str:
+    """The text the query's lists are asked with: the query; for a search from papers
+    alone, the given papers' titles (what they are about, in the words the index holds)."""
+    request = search.request
+    if request.query.strip() or not request.given:
+        return request.query
+    rows = search.graph.read("read_papers", ids=request.given)
+    return " ".join(row["title"] for row in rows if row.get("title"))
 
 
 def text_depth(p: SearchSettings) -> int:
@@ -138,9 +160,10 @@ def text_depth(p: SearchSettings) -> int:
 def text_lists(search: Search, state: SearchState) -> QueryLists:
     """The query's text lists, asked the first time a stage needs them."""
     if state.text is None:
+        request = search.request
         state.text = ask_query_lists(search.graph, search.backends.encoder,
-                                     search.request.query, text_depth(search.params),
-                                     search.request.exclude)
+                                     list_text(search), text_depth(search.params),
+                                     request.exclude + request.given)
     return state.text
 
 
@@ -157,9 +180,9 @@ def plan_stage(search: Search, state: SearchState) -> None:
 
 def seeds_stage(search: Search, state: SearchState) -> None:
     state.seeds = choose_run_seeds(search, state)
-    given = search.request.seed_override is not None
+    named = named_seeds(search.request) is not None
     state.restart = restart_distribution(state.seeds,
-                                         "uniform" if given else search.params.seed_weights)
+                                         "uniform" if named else search.params.seed_weights)
     if search.recorder is not None:
         record_seeds(search.recorder, state.seeds, state.restart)
 
@@ -168,8 +191,8 @@ def choose_run_seeds(search: Search, state: SearchState) -> list[Seed]:
     """The caller's seeds, the provider's, or the local text searches' (the query's own
     hits come from its text lists)."""
     request, rules = search.request, seed_rules(search.params)
-    if request.seed_override is not None:
-        return given_seeds(request.seed_override, request.exclude)
+    if (named := named_seeds(request)) is not None:
+        return given_seeds(named, request.exclude)
     if search.source is not None:
         return search.source.seeds(request.query, state.plan, rules, request.exclude)
     own = (text_lists(search, state).fused(max(rules.pool, rules.query_seeds))
@@ -218,14 +241,16 @@ def rank_stage(search: Search, state: SearchState) -> None:
     p = search.params
     walk = Walk(p.walk, p.orientation, search.request.age_reference(),
                 p.beta if weighs_by_delta(p) else 0.0, p.alpha,
-                walk_depth(p, len(state.seed_ids)), p.max_iterations, p.tolerance)
+                walk_depth(p, len(state.seed_ids)) + len(search.request.given),
+                p.max_iterations, p.tolerance)
     state.walked = rank(search.graph, search.run_id, state.pruned, walk, state.restart,
                         state.hood.years)
 
 
 def walk_depth(p: SearchSettings, seeds: int) -> int:
     """How many papers the walk ranks: k; for the learned order also its WALK_POOL
-    candidates, and enough to tell a thin graph (graph_adds_little) whatever k is."""
+    candidates, and enough to tell a thin graph (graph_adds_little) whatever k is. The
+    search asks for as many more as the user gives papers, which are never a result."""
     if p.order != "learned":
         return p.k
     return max(p.k, WALK_POOL, THIN_GRAPH_RATIO * seeds)
@@ -314,11 +339,11 @@ def walk_ordering(search: Search, state: SearchState, why: str | None = None) ->
     how: dict[str, Any] = {"order": search.params.order, "placed_by": "walk"}
     if why is not None:
         how["not_applied"] = why
-    return Ordering(state.walked[:search.params.k], how)
+    return Ordering(not_given(search, state.walked)[:search.params.k], how)
 
 
 def text_ordering(search: Search, state: SearchState, why: str) -> Ordering:
-    ranked, added = text_order(state.walked, search.params.k, TEXT_POOL,
+    ranked, added = text_order(not_given(search, state.walked), search.params.k, TEXT_POOL,
                                text_lists(search, state))
     return Ordering(ranked, {"order": "learned", "placed_by": "text", "not_applied": why},
                     from_text=added)
@@ -342,9 +367,11 @@ def candidate_evidence(search: Search, state: SearchState) -> SearchEvidence:
 
 
 def candidates_of(search: Search, state: SearchState) -> Candidates:
-    """Every candidate of the learned order with its features (search/candidate_features.py)."""
-    return features_of(search.graph, candidate_evidence(search, state),
-                       search.request.exclude)
+    """Every candidate of the learned order with its features (search/candidate_features.py);
+    the papers the user starts from are evidence, never candidates."""
+    candidates = features_of(search.graph, candidate_evidence(search, state),
+                             search.request.exclude)
+    return candidates.without(search.request.given)
 
 
 def filled_ordering(search: Search, state: SearchState, ordering: Ordering) -> Ordering:

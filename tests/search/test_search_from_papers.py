@@ -1,0 +1,98 @@
+"""A search that starts from papers the user already knows (`seed_ids`): the given papers
+are the walk's seeds, never a result, and a search from papers alone asks its text lists
+with the given papers' titles. Unknown given papers are refused before any Run exists,
+each one named."""
+
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from crase.errors import GivenPapersUnknown
+from crase.graph import Graph
+from crase.search.pipeline import run_search
+from crase.search.request import SearchRequest
+from crase.search.roles.from_settings import build_search_backends
+from crase.search.roles.protocols import SearchBackends
+from crase.settings import SearchSettings, Settings
+from tests.conftest import clean_graph
+from tests.sample_slice import load_sample_slice
+
+
+@pytest.fixture(scope="module")
+def sample(session_graph: Graph) -> Iterator[tuple[Graph, list[str]]]:
+    """The 600-paper slice, and its three most cited papers: papers a user would know."""
+    load_sample_slice(session_graph, 600)
+    yield session_graph, [row["id"] for row in cypher(
+        session_graph, "MATCH (:Paper)-[:CITES]->(p:Paper) "
+                       "RETURN p.id AS id, count(*) AS n ORDER BY n DESC, id LIMIT 3")]
+    clean_graph(session_graph)
+
+
+@pytest.fixture(scope="module")
+def backends() -> SearchBackends:
+    return build_search_backends(Settings())
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("order", ["walk", "learned"])
+@pytest.mark.parametrize("query", ["", "string theory"])
+def test_given_papers_seed_the_walk_and_are_never_results(
+        sample: tuple[Graph, list[str]], backends: SearchBackends, order: str,
+        query: str) -> None:
+    graph, given = sample
+    request = SearchRequest(query=query, seed_ids=given,
+                            params=SearchSettings(k=10, order=order, weighting="uniform"))
+    result = run_search(graph, backends, request)
+
+    assert result.plan == []
+    assert [seed.paper_id for seed in result.seeds] == given
+    ids = [paper.id for paper in result.results]
+    assert len(ids) == 10 and len(set(ids)) == 10
+    assert not set(ids) & set(given)
+    # Each paper the walk reached names the given paper it was reached from.
+    reached = [paper.evidence.reached_from for paper in result.results
+               if not paper.evidence.text_match]
+    assert reached and set(reached) <= set(given)
+
+
+@pytest.mark.integration
+def test_a_search_from_papers_alone_asks_its_text_with_their_titles(
+        sample: tuple[Graph, list[str]], backends: SearchBackends) -> None:
+    graph, given = sample
+    # k past what the walk reaches, so that the text fill places the last papers.
+    params = SearchSettings(k=500, order="walk", weighting="uniform", fill="text")
+    alone = run_search(graph, backends, SearchRequest(query="", seed_ids=given, params=params))
+    titles = " ".join(row["title"] for row in graph.read("read_papers", ids=given))
+    worded = run_search(graph, backends,
+                        SearchRequest(query=titles, seed_ids=given, params=params))
+
+    assert any(paper.evidence.text_match for paper in alone.results)
+    assert [p.id for p in alone.results] == [p.id for p in worded.results]
+
+
+@pytest.mark.integration
+def test_unknown_given_papers_are_named_and_no_run_is_opened(
+        sample: tuple[Graph, list[str]], backends: SearchBackends) -> None:
+    graph, given = sample
+    runs_before = cypher(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"]
+    request = SearchRequest(query="", seed_ids=[given[0], "no-such-1", "no-such-2"])
+    with pytest.raises(GivenPapersUnknown) as raised:
+        run_search(graph, backends, request)
+
+    assert raised.value.unknown == ["no-such-1", "no-such-2"]
+    assert "no-such-1, no-such-2" in str(raised.value)
+    assert cypher(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"] == runs_before
+
+
+def test_a_request_needs_text_or_papers() -> None:
+    with pytest.raises(ValueError, match="give at least 3 characters, or seed_ids"):
+        SearchRequest(query="  ")
+    request = SearchRequest(query="", seed_ids=["b", "a", "b"])
+    assert request.given == ["b", "a"]
+    assert Counter(request.seed_ids) == Counter({"b": 2, "a": 1})
+
+
+def cypher(graph: Graph, text: str) -> list[dict]:
+    with graph.driver.session(database=graph.database) as session:
+        return [record.data() for record in session.run(text)]
