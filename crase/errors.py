@@ -115,6 +115,11 @@ class GivenPapersUnknown(InvalidRequest):
         self.unknown = unknown
 
 
+class ReferenceFileUnreadable(InvalidRequest):
+    """A reference file (BibTeX, RIS) given as the papers to start from cannot be read: not
+    the format its name says, a record left open, or no entry that names a paper."""
+
+
 class ConnectionSearchTooLarge(InvalidRequest):
     """The connector's breadth-first search reached more papers than it may look at
     before the two ends met; fewer steps, or two papers nearer each other, answer."""

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 import bibtexparser
-from bibtexparser.model import DuplicateFieldKeyBlock, Entry, String
+from bibtexparser.model import DuplicateFieldKeyBlock, Entry, ParsingFailedBlock, String
 
 from crase.errors import UserTextTooLarge
 from crase.text_limits import CpuDeadline, check_text_size, compile_linear
@@ -23,6 +23,7 @@ MAX_LINE_CHARS = 20_000
 MAX_ENTRIES = 5_000
 MAX_VALUE_CHARS = 20_000
 PARSE_CPU_S = 3.0
+UNREADABLE_SHOWN = 60  # characters of an unreadable block that name it
 PIECE_CHARS = 32_768  # a piece is cut at the first entry start after this many characters
 ENTRY_START = compile_linear(r"^[ \t]*@", re.MULTILINE)
 # A brace, quote or `#`, or one after a backslash (two characters: escaped, no mark).
@@ -43,17 +44,23 @@ class BibtexEntry:
     fields: dict[str, str]  # lower-case names, values resolved to plain text
 
 
-def read_bibtex(text: str, what: str = "the BibTeX") -> list[BibtexEntry]:
+def read_bibtex(text: str, what: str = "the BibTeX",
+                unreadable: list[str] | None = None) -> list[BibtexEntry]:
     """The entries of a BibTeX text, in order, the first of two with one key kept; a block
-    that cannot be read is skipped. UserTextTooLarge past the size limits,
-    ParseDeadlineExceeded past PARSE_CPU_S."""
+    that cannot be read is skipped, and named in `unreadable` where one is given (its line
+    and first words), for a caller that must not drop an entry unsaid. UserTextTooLarge
+    past the size limits, ParseDeadlineExceeded past PARSE_CPU_S."""
     check_text_size(text, what, MAX_BIBTEX_CHARS, MAX_LINE_CHARS)
     deadline = CpuDeadline(PARSE_CPU_S, what)
     strings: dict[str, str] = {}
     raw_entries: list[Entry] = []
+    first_line = 1  # of the piece, in the whole text
     for piece in entry_pieces(text):
         deadline.check()
         for block in bibtexparser.parse_string(piece, parse_stack=[]).blocks:
+            if isinstance(block, ParsingFailedBlock) and unreadable is not None:
+                start = " ".join(str(block.raw).split())[:UNREADABLE_SHOWN]
+                unreadable.append(f"line {first_line + (block.start_line or 0)}: {start}")
             if isinstance(block, String):
                 strings[block.key.lower()] = resolve_value(str(block.value), strings)
             elif isinstance(block, Entry):
@@ -61,6 +68,7 @@ def read_bibtex(text: str, what: str = "the BibTeX") -> list[BibtexEntry]:
             elif (isinstance(block, DuplicateFieldKeyBlock)
                   and isinstance(block.ignore_error_block, Entry)):
                 raw_entries.append(block.ignore_error_block)  # a field given twice
+        first_line += piece.count("\n")
         if len(raw_entries) > MAX_ENTRIES:
             raise UserTextTooLarge(f"{what} has more than the {MAX_ENTRIES:,} entries "
                                    "allowed; send fewer references")

@@ -1,11 +1,18 @@
-"""Reference lists as people bring them: BibTeX entries, a JSON list of objects, or CSV with
-a header (a Connected Papers or spreadsheet export), each read into ReferenceItems. The
-citation-gap analysis reads a draft's BibTeX this way and the evolution map's comparison
-reads its list this way; reference_resolution.py then finds the corpus papers they name.
+"""Reference lists as people bring them: BibTeX entries, RIS records (what Zotero, Mendeley
+and Crase's own export write), a JSON list of objects, or CSV with a header (a Connected
+Papers or spreadsheet export), each read into ReferenceItems. The citation-gap analysis
+reads a draft's BibTeX this way, the evolution map's comparison reads its list this way,
+and a search starts from a reference file this way (api/given_papers.py);
+reference_resolution.py then finds the corpus papers they name.
 
-The text is user text: it is bounded in size before anything is read, and BibTeX goes
+Every kind is read by one set of rules, BibTeX's field names (`reference_from_fields`): a
+DOI from `doi`, else from a DOI URL in `url`; an arXiv id from `eprint` (unless its
+`archivePrefix` or `eprinttype` names another archive), `arxiv` or Mendeley's `arxivid`,
+else from an arXiv URL in `url`.
+
+The text is user text: it is bounded in size before anything is read, BibTeX goes
 through crase.research.bibtex (bibtexparser, with @string macros and `#` concatenation
-resolved within size and CPU limits)."""
+resolved within size and CPU limits) and RIS through crase.research.ris."""
 
 import csv
 import io
@@ -14,11 +21,20 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crase.errors import InvalidRequest
+from crase.paper_identity import lookup_keys
 from crase.research.bibtex import MAX_BIBTEX_CHARS, PARSE_CPU_S, read_bibtex
+from crase.research.ris import RisRecord, read_ris, tagged
 from crase.text_limits import CpuDeadline, check_text_size
 
 # The CSV columns read, each under any of the header names people use for it (compared in
 # lower case, spaces around them ignored).
+# BibTeX fields that hold an arXiv id, and the archives an `eprint` may name for one.
+ARXIV_FIELDS = ("eprint", "arxiv", "arxivid")
+ARXIV_ARCHIVES = ("", "arxiv")
+# RIS tags read, as BibTeX's field names (the year is the first four characters of PY/Y1/DA).
+RIS_TITLE = ("TI", "T1", "CT", "BT")
+RIS_YEAR = ("PY", "Y1", "DA")
+RIS_NOTES = ("N1", "M1", "M3")  # Crase's own export writes `arXiv:<id>` in a note
 CSV_COLUMNS = {"title": ("title",), "year": ("year",), "doi": ("doi",),
                "arxiv_id": ("arxiv_id", "arxiv", "eprint", "arxiv id"), "id": ("id",),
                "authors": ("authors", "author")}
@@ -52,6 +68,8 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
     stripped = text.lstrip()
     if stripped.startswith("@"):
         items = parse_bibtex(text)
+    elif tagged(stripped.split("\n", 1)[0].rstrip()) is not None:
+        items = parse_ris(text)
     elif stripped.startswith("["):
         items = references_from_json(text)
     else:
@@ -61,8 +79,9 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
             raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one "
                                  "row per reference under a header") from err
     if not items:
-        raise InvalidRequest("the reference list names no paper; give BibTeX entries, a JSON "
-                             "list, or CSV with a title, doi, arxiv_id or id column")
+        raise InvalidRequest("the reference list names no paper; give BibTeX entries, RIS "
+                             "records, a JSON list, or CSV with a title, doi, arxiv_id or id "
+                             "column")
     return items
 
 
@@ -78,15 +97,60 @@ def parse_bibtex(text: str) -> list[ReferenceItem]:
     return items
 
 
+def parse_ris(text: str) -> list[ReferenceItem]:
+    """The records of a RIS text (crase.research.ris: size and CPU bounded) that name a
+    paper, read as BibTeX fields would be (`ris_fields`)."""
+    items = []
+    for record in read_ris(text):
+        item = reference_from_fields(record.first("ID"), ris_fields(record))
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def ris_fields(record: RisRecord) -> dict[str, str]:
+    """A RIS record's title, year, authors, DOI, links and arXiv note under BibTeX's names."""
+    notes = [note.removeprefix("arXiv:") for note in record.all(*RIS_NOTES)
+             if note.lower().startswith("arxiv:")]
+    return {"title": record.first(*RIS_TITLE) or "",
+            "year": (record.first(*RIS_YEAR) or "")[:4],
+            "author": " and ".join(record.all("AU", "A1")),
+            "doi": record.first("DO") or "",
+            "url": " ".join(record.all("UR", "L1", "L2")),
+            "arxiv": notes[0] if notes else ""}
+
+
+def arxiv_field(fields: dict[str, str]) -> str | None:
+    """The arXiv id an entry names in its own fields: `eprint` counts only where no other
+    archive is named for it (a HAL or SSRN eprint is no arXiv id)."""
+    archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "").strip().lower()
+    for name in ARXIV_FIELDS:
+        if fields.get(name) and (name != "eprint" or archive in ARXIV_ARCHIVES):
+            return fields[name]
+    return None
+
+
+def url_identifiers(urls: str) -> tuple[str | None, str | None]:
+    """(DOI, arXiv id) that the first DOI URL and the first arXiv URL among `urls` (white
+    space between them) name (crase.paper_identity reads both spellings)."""
+    doi = arxiv = None
+    for url in urls.split():
+        keys = lookup_keys(url)
+        doi = doi or (url if keys.dois else None)
+        arxiv = arxiv or (keys.arxiv_ids[0] if keys.arxiv_ids and not keys.dois else None)
+    return doi, arxiv
+
+
 def reference_from_fields(key: str | None, fields: dict[str, str]) -> ReferenceItem | None:
     """The reference that BibTeX-named fields describe, or None when they name no paper."""
-    arxiv = fields.get("eprint") or fields.get("arxiv")
+    url_doi, url_arxiv = url_identifiers(fields.get("url", ""))
+    arxiv = arxiv_field(fields) or url_arxiv
     year = fields.get("year", "")
     authors = [a.strip() for a in fields.get("author", "").split(" and ") if a.strip()]
     try:
         return ReferenceItem(key=key, title=fields.get("title") or None,
                              year=int(year) if year.isdigit() else None,
-                             doi=fields.get("doi") or None, arxiv_id=arxiv or None,
+                             doi=fields.get("doi") or url_doi, arxiv_id=arxiv or None,
                              authors=authors)
     except ValidationError:
         return None  # an entry with neither title nor identifier names no paper

@@ -1,0 +1,192 @@
+"""The papers a search starts from, as a person names them: typed entries (a graph id, an
+arXiv id or a DOI in any spelling crase.paper_identity knows, or a title) and the entries
+of a reference file (BibTeX or RIS, as Zotero, Mendeley or `crase export` write it), each
+resolved to one graph paper. `crase search --from/--from-file`, `POST /searches` with
+`seed_ids` and the search page's "Start from papers" box all resolve here.
+
+A typed entry is looked for as a graph id first (as typed, as an arXiv key, as a DOI's
+`doi:` key), then by its DOI or arXiv id, then as a title; a file's entry by its DOI, then
+its arXiv id, then its title. The DOI, arXiv id and title steps are
+crase.research.reference_resolution's, the rule the citation-gap analysis uses: a title
+counts only when a full-text hit's words agree with it (word-set overlap of at least
+TITLE_MATCH there; "Black hole entropy" is not "Black hole entropy, part 2"). What cannot
+be found is listed (as typed, or by the file entry's key and what it names), never dropped:
+a search with one unknown entry is refused (GivenPapersUnknown) with all of them named.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from crase.errors import GivenPapersUnknown, InvalidRequest, ReferenceFileUnreadable
+from crase.graph import Graph
+from crase.paper_identity import lookup_keys, unique
+from crase.research.bibtex import read_bibtex
+from crase.research.reference_lists import ReferenceItem, reference_from_fields, ris_fields
+from crase.research.reference_resolution import resolve_references
+from crase.research.ris import read_ris, tagged
+from crase.search.request import MAX_GIVEN_PAPERS
+from crase.search.text_ranking import has_searchable_word
+
+MAX_ENTRY_CHARS = 2000  # a typed entry: a title at most (ReferenceItem's bound)
+UNKNOWN_SHOWN = 10  # unknown entries named in the one-line message (all are in `unknown`)
+LABEL_CHARS = 120
+BIBTEX_SUFFIXES = (".bib", ".bibtex", ".biblatex")
+RIS_SUFFIXES = (".ris",)
+
+
+@dataclass(frozen=True)
+class GivenEntry:
+    label: str  # how the entry is named when it cannot be found
+    ids: list[str] = field(default_factory=list)  # graph ids it may be (typed entries)
+    reference: ReferenceItem | None = None  # its DOI, arXiv id and title; None: names none
+
+
+@dataclass(frozen=True)
+class GivenPaper:
+    entry: str  # the entry's label
+    id: str
+    title: str | None
+    matched_by: str  # id, doi, arxiv_id or title
+
+
+@dataclass
+class GivenPapers:
+    found: list[GivenPaper] = field(default_factory=list)  # in the order given
+    unknown: list[str] = field(default_factory=list)  # labels of the entries not found
+
+    @property
+    def ids(self) -> list[str]:
+        """The graph ids found, each once, in the order given."""
+        return unique([paper.id for paper in self.found])
+
+
+def typed_entry(text: str) -> GivenEntry:
+    """An entry a person typed: its graph-id keys, and its DOI, arXiv id or (for text that
+    is neither) title."""
+    name = " ".join(text.split())
+    if len(name) > MAX_ENTRY_CHARS:
+        raise InvalidRequest(f"a given paper's entry is longer than {MAX_ENTRY_CHARS:,} "
+                             "characters; give its DOI, arXiv id, id or title")
+    keys = lookup_keys(name)
+    if keys.dois:
+        reference = ReferenceItem(doi=keys.dois[0])
+    elif keys.arxiv_ids:
+        reference = ReferenceItem(arxiv_id=keys.arxiv_ids[0])
+    else:
+        reference = ReferenceItem(title=name) if has_searchable_word(name) else None
+    return GivenEntry(label=name, ids=keys.ids, reference=reference)
+
+
+def typed_entries(texts: list[str]) -> list[GivenEntry]:
+    """The typed entries that hold anything (an empty line is no entry)."""
+    return [typed_entry(text) for text in texts if text.strip()]
+
+
+def reference_file_entries(text: str, name: str) -> list[GivenEntry]:
+    """The entries of a BibTeX or RIS file (by its name's ending, else by its first line),
+    each entry that names no paper, and each BibTeX block that cannot be read, listed as
+    an entry that will not be found."""
+    kind = file_kind(text, name)
+    what = f"the {kind} file {Path(name).name}"
+    entries: list[GivenEntry] = []
+    if kind == "BibTeX":
+        unreadable: list[str] = []
+        for number, bib in enumerate(read_bibtex(text, what, unreadable), start=1):
+            key = bib.key or f"entry {number}"
+            entries.append(file_entry(key, reference_from_fields(key, bib.fields)))
+        entries += [GivenEntry(label=f"unreadable entry at {block}") for block in unreadable]
+    else:
+        for number, record in enumerate(read_ris(text, what), start=1):
+            key = record.first("ID") or f"record {number} (line {record.line})"
+            entries.append(file_entry(key, reference_from_fields(key, ris_fields(record))))
+    if not entries:
+        raise ReferenceFileUnreadable(f"{what} holds no entry; export the references again "
+                                      "(BibTeX or RIS)")
+    return entries
+
+
+def file_kind(text: str, name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if suffix in BIBTEX_SUFFIXES or (suffix not in RIS_SUFFIXES and stripped.startswith("@")):
+        return "BibTeX"
+    if suffix in RIS_SUFFIXES or tagged(stripped.split("\n", 1)[0].rstrip()) is not None:
+        return "RIS"
+    raise ReferenceFileUnreadable(f"{Path(name).name} is neither BibTeX nor RIS (its name "
+                                  "ends in neither .bib nor .ris, and it starts with neither "
+                                  "'@' nor 'TY  - '); export the references as BibTeX or RIS")
+
+
+def file_entry(key: str, reference: ReferenceItem | None) -> GivenEntry:
+    if reference is None:
+        return GivenEntry(label=f"{key} (names no DOI, arXiv id or title)")
+    named = reference.doi or reference.arxiv_id or reference.title or ""
+    if len(named) > LABEL_CHARS:
+        named = named[:LABEL_CHARS].rsplit(" ", 1)[0] + "..."
+    return GivenEntry(label=f"{key} ({named})", reference=reference)
+
+
+def read_reference_file(path: Path) -> list[GivenEntry]:
+    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ReferenceFileUnreadable(f"no file {path}; give the path of a .bib or .ris "
+                                      "file") from None
+    except UnicodeDecodeError as err:
+        raise ReferenceFileUnreadable(f"{path.name} is not UTF-8 text (byte {err.start}); "
+                                      "export it again as UTF-8") from err
+    except OSError as err:
+        raise ReferenceFileUnreadable(f"{path} cannot be read ({err.strerror}); give a "
+                                      "readable .bib or .ris file") from err
+    return reference_file_entries(text, path.name)
+
+
+def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
+    """Each entry resolved to a graph paper (ids first, in one query; then DOI, arXiv id
+    and title as crase.research.reference_resolution finds them); the rest listed."""
+    if len(entries) > MAX_GIVEN_PAPERS:
+        raise InvalidRequest(f"{len(entries)} papers to start from; give at most "
+                             f"{MAX_GIVEN_PAPERS} (a reference list, not a corpus)")
+    candidates = unique([key for entry in entries for key in entry.ids])
+    titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=candidates)}
+    by_id = {index: next(key for key in entry.ids if key in titles)
+             for index, entry in enumerate(entries) if any(key in titles for key in entry.ids)}
+    rest = [index for index, entry in enumerate(entries)
+            if index not in by_id and entry.reference is not None]
+    resolved = dict(zip(rest, resolve_references(
+        graph, [entries[index].reference for index in rest if entries[index].reference]),
+        strict=True))
+    given = GivenPapers()
+    for index, entry in enumerate(entries):
+        if index in by_id:
+            paper = by_id[index]
+            given.found.append(GivenPaper(entry.label, paper, titles[paper], "id"))
+        elif index in resolved and resolved[index].paper_id is not None:
+            match = resolved[index]
+            given.found.append(GivenPaper(entry.label, str(match.paper_id), match.title,
+                                          str(match.matched_by)))
+        else:
+            given.unknown.append(entry.label)
+    return given
+
+
+def require_all_found(given: GivenPapers) -> list[str]:
+    """The graph ids of the papers given; GivenPapersUnknown, naming every entry that was
+    not found, when any was not."""
+    if not given.unknown:
+        return given.ids
+    shown = "; ".join(given.unknown[:UNKNOWN_SHOWN])
+    more = (f" and {len(given.unknown) - UNKNOWN_SHOWN} more"
+            if len(given.unknown) > UNKNOWN_SHOWN else "")
+    raise GivenPapersUnknown(
+        f"{len(given.unknown)} of the {len(given.found) + len(given.unknown)} papers to "
+        f"start from are not in the graph (looked for by id, DOI, arXiv id and title): "
+        f"{shown}{more}; check the spelling, load them (`crase load`, `crase fetch`) or "
+        "leave them out", given.unknown)
+
+
+def resolve_typed(graph: Graph, texts: list[str]) -> list[str]:
+    """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
+    GivenPapersUnknown naming each one not found."""
+    return require_all_found(resolve_given(graph, typed_entries(texts)))

@@ -1,0 +1,170 @@
+"""Reference files read into the papers a search starts from, no server: BibTeX (doi,
+eprint with its archive, Mendeley's arxivid, DOI and arXiv URLs, title) and RIS (DO, TI/T1,
+UR, Crase's `arXiv:` note), Crase's own BibTeX and RIS exports read back, typed entries
+told apart, and each malformed file refused with a named error. Resolving them against a
+graph is tests/api/test_given_papers.py."""
+
+from pathlib import Path
+
+import pytest
+
+from crase.api.exports import to_bibtex, to_ris
+from crase.api.given_papers import (
+    read_reference_file,
+    reference_file_entries,
+    typed_entry,
+)
+from crase.errors import InvalidRequest, ReferenceFileUnreadable
+from crase.research.reference_lists import read_reference_list
+
+BIBTEX = r"""
+@article{doi_first, title = {A {D}-brane paper}, doi = {10.1000/ABC},
+         url = {https://arxiv.org/abs/hep-th/9901001}}
+@misc{eprint_only, title = {An arXiv paper}, eprint = {2101.01234v2}, archivePrefix = {arXiv}}
+@misc{hal_eprint, title = {A HAL paper}, eprint = {hal-01234567}, eprinttype = {hal}}
+@article{mendeley, title = {A Mendeley export}, arxivId = {hep-th/0101001}}
+@misc{urls_only, url = {https://doi.org/10.1000/XYZ}}
+@book{nothing, publisher = {Nobody}}
+@article{broken, title = {Never closed
+"""
+
+RIS = """TY  - JOUR
+ID  - first
+TI  - A journal paper
+AU  - One, A.
+PY  - 1999/01/02
+DO  - 10.1000/RIS
+ER  - 
+
+TY  - UNPB
+T1  - A preprint
+UR  - http://arxiv.org/abs/hep-th/9902002v3
+ER  - 
+TY  - GEN
+N1  - arXiv:2102.00002
+ER  -
+TY  - GEN
+AB  - an abstract only
+ER  - 
+"""
+
+
+def identifiers(path: Path) -> list[tuple[str | None, str | None, str | None] | None]:
+    return [(e.reference.doi, e.reference.arxiv_id, e.reference.title) if e.reference else None
+            for e in read_reference_file(path)]
+
+
+def test_bibtex_entries_give_doi_then_arxiv_then_title(tmp_path: Path) -> None:
+    path = tmp_path / "refs.bib"
+    path.write_text(BIBTEX, encoding="utf-8")
+    entries = read_reference_file(path)
+    assert identifiers(path) == [
+        ("10.1000/ABC", "hep-th/9901001", "A D-brane paper"),
+        (None, "2101.01234v2", "An arXiv paper"),
+        (None, None, "A HAL paper"),  # a HAL eprint is no arXiv id
+        (None, "hep-th/0101001", "A Mendeley export"),
+        ("https://doi.org/10.1000/XYZ", None, None),
+        None, None]
+    # What cannot name a paper is listed, never dropped: by key, and by its line.
+    assert entries[5].label == "nothing (names no DOI, arXiv id or title)"
+    assert entries[6].label.startswith("unreadable entry at line 9: @article{broken")
+    assert entries[0].label == "doi_first (10.1000/ABC)"
+
+
+def test_ris_records_give_doi_then_arxiv_then_title(tmp_path: Path) -> None:
+    path = tmp_path / "refs.ris"
+    path.write_text(RIS, encoding="utf-8")
+    assert identifiers(path) == [("10.1000/RIS", None, "A journal paper"),
+                                 (None, "hep-th/9902002", "A preprint"),
+                                 (None, "2102.00002", None), None]
+    entries = read_reference_file(path)
+    assert entries[0].label == "first (10.1000/RIS)"
+    assert entries[3].label == "record 4 (line 16) (names no DOI, arXiv id or title)"
+    # The same records read as a reference list (the citation-gap analysis's input).
+    assert [item.title for item in read_reference_list(RIS)][:2] == ["A journal paper",
+                                                                     "A preprint"]
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("TY  - JOUR\nTI  - never closed\n", "line 1: a record without its closing ER line"),
+    ("TI  - no type\nER  - \n", "line 1: a TI line before any TY line"),
+    ("TY  - JOUR\nER  - \nstray words\n", "line 3: a line outside any record"),
+    ("TY  - JOUR\nTY  - JOUR\nER  - \n", "line 1: a record without its closing ER line"),
+    ("\n\n", "holds no RIS record"),
+])
+def test_malformed_ris_is_a_named_error_with_its_line(tmp_path: Path, text: str,
+                                                      problem: str) -> None:
+    path = tmp_path / "bad.ris"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ReferenceFileUnreadable, match=problem) as raised:
+        read_reference_file(path)
+    assert "\n" not in str(raised.value) and "export" in str(raised.value)
+
+
+def test_other_files_are_named_errors(tmp_path: Path) -> None:
+    cases = {"refs.txt": ("just some words\n", "neither BibTeX nor RIS"),
+             "empty.bib": ("% only a comment\n", "holds no entry"),
+             "latin1.bib": (None, "not UTF-8")}
+    for name, (text, problem) in cases.items():
+        path = tmp_path / name
+        if text is None:
+            path.write_bytes("@misc{k, title = {Caf\u00e9}}".encode("latin-1"))
+        else:
+            path.write_text(text, encoding="utf-8")
+        with pytest.raises(ReferenceFileUnreadable, match=problem):
+            read_reference_file(path)
+    with pytest.raises(ReferenceFileUnreadable, match="no file"):
+        read_reference_file(tmp_path / "missing.bib")
+
+
+def test_the_kind_is_sniffed_when_the_name_does_not_say() -> None:
+    assert reference_file_entries(RIS, "export.txt")[0].label == "first (10.1000/RIS)"
+    assert reference_file_entries(BIBTEX, "export")[0].label == "doi_first (10.1000/ABC)"
+
+
+def exported_papers() -> list[dict]:
+    """Three run results as api/exports.py is given them: a DOI and an arXiv id, an arXiv
+    id alone, and neither (a title with TeX and a brace in it)."""
+    base = {"authors": ["A. One", "B. Two"], "year": 2001, "abstract": "Text.",
+            "venue": None, "journal_ref": None, "s2_id": None, "score": 0.5}
+    return [{**base, "rank": 1, "id": "hep-th/0101001", "title": "Tachyons & {D}-branes",
+             "doi": "10.1000/J.1", "arxiv_id": "hep-th/0101001"},
+            {**base, "rank": 2, "id": "2101.00001", "title": "A preprint", "doi": None,
+             "arxiv_id": "2101.00001"},
+            {**base, "rank": 3, "id": "W123", "title": r"On $\alpha'$ corrections",
+             "doi": None, "arxiv_id": None}]
+
+
+@pytest.mark.parametrize(("writer", "name"), [(to_bibtex, "run.bib"), (to_ris, "run.ris")])
+def test_crase_exports_read_back(writer, name: str) -> None:  # type: ignore[no-untyped-def]
+    text = writer({"id": "run1"}, exported_papers())
+    references = [entry.reference for entry in reference_file_entries(text, name)]
+    assert all(references)
+    got = [(r.doi, r.arxiv_id) for r in references if r]
+    assert got == [("10.1000/J.1", "hep-th/0101001"), (None, "2101.00001"), (None, None)]
+    # The title of the paper with neither identifier comes back to the same words.
+    assert references[2] is not None and "corrections" in (references[2].title or "")
+
+
+@pytest.mark.parametrize(("text", "doi", "arxiv", "title", "ids"), [
+    ("https://doi.org/10.1000/ABC", "10.1000/abc", None, None, ["doi:10.1000/abc"]),
+    ("arXiv:hep-th/9901001v2", None, "hep-th/9901001", None, ["hep-th/9901001"]),
+    ("2101.01234", None, "2101.01234", None, ["2101.01234"]),
+    ("  Tachyon condensation  on D-branes ", None, None, "Tachyon condensation on D-branes",
+     []),
+    ("tachyon-03", None, None, "tachyon-03", []),
+])
+def test_typed_entries_are_told_apart(text: str, doi: str | None, arxiv: str | None,
+                                      title: str | None, ids: list[str]) -> None:
+    entry = typed_entry(text)
+    assert entry.reference is not None
+    assert (entry.reference.doi, entry.reference.arxiv_id, entry.reference.title) == (
+        doi, arxiv, title)
+    assert entry.label == " ".join(text.split())
+    assert entry.ids[0] == entry.label and set(ids) <= set(entry.ids)
+
+
+def test_a_typed_entry_without_a_word_names_no_paper_and_a_long_one_is_refused() -> None:
+    assert typed_entry("***").reference is None
+    with pytest.raises(InvalidRequest, match="longer than 2,000"):
+        typed_entry("word " * 500)
