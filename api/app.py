@@ -51,6 +51,7 @@ from crase.errors import (
     CorpusError,
     CraseError,
     DatabaseUnavailable,
+    GivenPapersUnknown,
     InvalidRequest,
     ModelError,
     PaperNotFound,
@@ -143,9 +144,11 @@ def crase_error_response(request: Request[Any, Any, Any], error: CraseError) -> 
                   type(error).__name__, error, exc_info=None if listed else error)
     headers = ({"Retry-After": str(error.retry_after_s)}
                if isinstance(error, AnalystQueriesBusy | RunQueueFull) else None)
-    return Response({"status_code": status, "error": type(error).__name__,
-                     "detail": client_reason(error, status)}, status_code=status,
-                    headers=headers)
+    body: dict[str, Any] = {"status_code": status, "error": type(error).__name__,
+                            "detail": client_reason(error, status)}
+    if isinstance(error, GivenPapersUnknown):  # every entry not found, not only the first
+        body["unknown"] = error.unknown
+    return Response(body, status_code=status, headers=headers)
 
 
 def http_error_response(request: Request[Any, Any, Any],

@@ -153,11 +153,21 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
                 "progress": recorded_progress(record), "tracked": False}
     view["outcome"] = read_outcome(graph, run_id) if record is not None else None
     view["seeds"] = graph.read("read_run_seeds", run_id=run_id)
+    view["given_papers"] = given_papers(view)
     view["results"] = read_results(graph, run_id, run_weighting(record or view))
     with_lists = view["kind"] == "search" and view["status"] in WITH_RESULTS
     view.update(related_works(graph, run_id, len(view["results"])) if with_lists else
                 {"prior_works": [], "derivative_works": []})
     return view
+
+
+def given_papers(view: dict[str, Any]) -> list[dict[str, Any]]:
+    """The papers a search started from (its request's seed_ids, each once, in order),
+    with their titles where the run has seeded them."""
+    ids = view.get("params", {}).get("seed_ids") or []
+    titles = {seed["paper_id"]: seed["title"] for seed in view.get("seeds", [])}
+    return [{"id": paper, "title": titles.get(paper)} for paper in dict.fromkeys(ids)
+            if isinstance(paper, str)]
 
 
 def read_outcome(graph: Graph, run_id: str) -> str | None:

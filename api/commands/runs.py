@@ -140,7 +140,8 @@ def print_run(graph: "Graph", view: dict[str, Any], settings: Settings) -> None:
         return
     if view["kind"] == "search" and view["status"] == "done":
         result = search_result(view)
-        print_search(result, settings, read_details(graph, result))
+        print_search(result, settings, read_details(graph, result),
+                     [paper["id"] for paper in view["given_papers"]])
         print_papers(view["results"])
         return
     detail = f": {view['error']}" if view["error"] else ""

@@ -5,7 +5,9 @@ import functools
 import json
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -15,6 +17,7 @@ from crase.paper_links import best_link, paper_links
 from crase.progress import CountProgress
 from crase.scoring.tex import tex_to_unicode
 from crase.search.request import (
+    MAX_GIVEN_PAPERS,
     Loc,
     SearchRequest,
     allowed_range,
@@ -33,6 +36,7 @@ from crase.settings import (
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
 if TYPE_CHECKING:
+    from crase.api.given_papers import GivenEntry, GivenPapers
     from crase.graph import Graph
     from crase.search.evidence import EdgeEvidence
     from crase.search.pipeline import RankedPaper, SearchResult
@@ -150,12 +154,35 @@ def with_model_flags(args: argparse.Namespace, settings: Settings) -> Settings:
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search = subparsers.add_parser(
-        "search", help="evidence-graph search for a research question",
-        description="Seed from the query's own text ranking (and the plan's sub-queries, if "
-                    "any), expand to the citation neighbourhood, rank with personalized "
-                    "PageRank (or SALSA) restarting at the seeds by text relevance, and "
-                    "explain; --weighting coverage grounds every edge in claims first.")
-    search.add_argument("query", help="the research question, in quotes")
+        "search", help="evidence-graph search for a research question, or from papers",
+        description="Seed from the query's own text ranking (and the plan's sub-queries, if\n"
+                    "any), expand to the citation neighbourhood, rank with personalized\n"
+                    "PageRank (or SALSA) restarting at the seeds by text relevance, and\n"
+                    "explain; --weighting coverage grounds every edge in claims first.\n\n"
+                    "With --from or --from-file the search starts from papers you know\n"
+                    "instead: they are the seeds, never a result, and each result says which\n"
+                    "of them it connects to; the query is then optional and, given, ranks\n"
+                    "the text's candidates too. Every given paper must be found in the\n"
+                    "graph: those that are not are listed and the search does not run.",
+        epilog="examples:\n"
+               "  crase search --from hep-th/9711200 --from 10.1103/PhysRevLett.75.4724\n"
+               "  crase search \"black hole entropy\" --from-file my-library.bib\n"
+               "  crase search --from \"Dirichlet-Branes and Ramond-Ramond Charges\"",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    search.add_argument("query", nargs="?", default="",
+                        help="the research question, in quotes (optional with --from or "
+                             "--from-file)")
+    search.add_argument("--from", dest="given", action="append", default=[], metavar="PAPER",
+                        help="a paper to start from: its id, arXiv id (hep-th/9901001, "
+                             "arXiv:2101.01234v2, an abs URL), DOI (or doi.org URL) or exact "
+                             "title; repeat for more (at most "
+                             f"{MAX_GIVEN_PAPERS} papers in all)")
+    search.add_argument("--from-file", dest="given_files", action="append", default=[],
+                        type=Path, metavar="PATH",
+                        help="papers to start from, read from a reference manager's export "
+                             "(.bib BibTeX/BibLaTeX or .ris; another name is told by its "
+                             "first line): each entry by its DOI, else its arXiv id, else its "
+                             "title; repeatable")
     for name in SEARCH_FLAGS:
         search.add_argument(flag_of(name), **setting_flag(SearchSettings, name))
     for old, new in RENAMED_SEARCH_SETTINGS.items():
@@ -193,19 +220,24 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     score.set_defaults(handler=score_edges)
 
 
-def build_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
+def build_request(args: argparse.Namespace, settings: Settings,
+                  given: Sequence[str] = ()) -> SearchRequest:
     """The request of the command line, checked before any run exists: a bad value or a
-    query without a word ends here as InvalidRequest, naming the flag and its range."""
+    query without a word ends here as InvalidRequest, naming the flag and its range.
+    `given` are the graph ids of the papers to start from (`given_papers`)."""
     from crase.search.text_ranking import has_searchable_word
 
     overrides = {name: getattr(args, name) for name in SEARCH_FLAGS
                  if getattr(args, name) is not None}
+    query = args.query.strip() if given else args.query
     # First: "*" or "" would otherwise be called too short, and "***" still has no word.
-    if not has_searchable_word(args.query):
+    # Starting from papers, the query may be left out, but text given must hold a word.
+    if (query or not given) and not has_searchable_word(query):
         raise InvalidRequest(NO_WORDS)
     try:
         return SearchRequest.model_validate({
-            "query": args.query, "params": {**settings.search.model_dump(), **overrides},
+            "query": query, "seed_ids": list(given),
+            "params": {**settings.search.model_dump(), **overrides},
             "reference_year": args.reference_year, "exclude": args.exclude})
     except ValidationError as err:
         raise InvalidRequest(describe_invalid(err, SearchRequest, flag_name(FLAGS),
@@ -220,29 +252,75 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.pipeline import run_search
     from crase.search.roles.from_settings import build_search_backends, describe_backends
 
-    request = build_request(args, settings)
+    entries = given_entries(args)
+    request = build_request(args, settings, ["(given)"] if entries else [])
     settings = with_model_flags(args, settings)
-    encoder = paper_encoder(settings.models.paper_encoder)
-    backends = build_search_backends(settings, encoder=encoder)
-    # Every `crase search` is a new process: the query's vector is kept on disk, beside the
-    # idea workflow's, so a query asked again does not load the encoder's weights.
-    backends.encoder = CachedEncoder(encoder, settings.var_dir / "embedding-cache")
-    print(f"Using {describe_backends(backends)}", file=sys.stderr)
     with Graph.connect(settings.database) as graph:
+        given = resolve_entries(graph, entries) if entries else None
+        if given is not None:
+            request = request.model_copy(update={"seed_ids": given.ids})
+            print_given(given)
+        encoder = paper_encoder(settings.models.paper_encoder)
+        backends = build_search_backends(settings, encoder=encoder)
+        # Every `crase search` is a new process: the query's vector is kept on disk, beside
+        # the idea workflow's, so a query asked again does not load the encoder's weights.
+        backends.encoder = CachedEncoder(encoder, settings.var_dir / "embedding-cache")
+        print(f"Using {describe_backends(backends)}", file=sys.stderr)
         result = run_search(graph, backends, request,
                             observer=Callbacks(on_items=CountProgress().update),
                             notice=lambda line: print(line, file=sys.stderr))
         hint = None if result.seeds and result.results else no_seed_hint(graph)
         details = read_details(graph, result)
     if args.json:
-        print(json.dumps(result_json(result, details), indent=2, default=str))
+        data = result_json(result, details)
+        if given is not None:
+            data["given_papers"] = [asdict(paper) for paper in given.found]
+        print(json.dumps(data, indent=2, default=str))
     else:
-        print_result(result, settings, details)
+        print_result(result, settings, details, given.ids if given else ())
     if hint:
         print(f"crase: {hint}", file=sys.stderr)
     for problem in result.problems:  # a partial run: what Semantic Scholar did not give
         print(f"crase: partial: {problem}", file=sys.stderr)
     return 0
+
+
+def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
+    """The papers to start from as the command line names them: each --from, then each
+    --from-file's entries (a file that cannot be read ends here, before the database)."""
+    if not args.given and not args.given_files:
+        return []
+    from crase.api.given_papers import read_reference_file, typed_entries
+
+    entries = typed_entries(args.given)
+    for path in args.given_files:
+        entries += read_reference_file(path)
+    if not entries:
+        raise InvalidRequest("--from names no paper (only empty text); give an id, arXiv "
+                             "id, DOI or title")
+    return entries
+
+
+def resolve_entries(graph: "Graph", entries: list["GivenEntry"]) -> "GivenPapers":
+    """The given papers found in the graph; every entry not found is printed on stderr,
+    one a line, before the search is refused (GivenPapersUnknown)."""
+    from crase.api.given_papers import require_all_found, resolve_given
+
+    given = resolve_given(graph, entries)
+    for entry in given.unknown:
+        print(f"crase: not in the graph: {entry}", file=sys.stderr)
+    require_all_found(given)
+    return given
+
+
+def print_given(given: "GivenPapers") -> None:
+    """One line per paper started from: how it was named and the graph paper found."""
+    from crase.search.evidence import clip
+
+    print(f"Starting from {len(given.ids)} given paper{'s' if len(given.ids) != 1 else ''}:")
+    for paper in given.found:
+        title = clip(tex_to_unicode(paper.title), 70) if paper.title else "(no title)"
+        print(f"  {paper.id:<16}  {title}  [by {paper.matched_by}: {clip(paper.entry, 40)}]")
 
 
 def no_seed_hint(graph: "Graph") -> str:
@@ -300,9 +378,10 @@ def short_authors(authors: Sequence[str] | None, width: int = AUTHORS_WIDTH) -> 
 
 
 def print_result(result: "SearchResult", settings: Settings,
-                 details: Details | None = None) -> None:
+                 details: Details | None = None, given: Collection[str] = ()) -> None:
     """The run's summary, one row per paper (authors and a link when `details` has them),
-    and two lines of evidence under each, papers named by title."""
+    and two lines of evidence under each, papers named by title; a paper reached from one
+    of the `given` papers (those the search started from) names it as such."""
     from crase.run_lifecycle import browser_query
     from crase.search.evidence import clip, describe_order
 
@@ -318,6 +397,7 @@ def print_result(result: "SearchResult", settings: Settings,
               f"the walk's list alone)")
     print("Backends: " + ", ".join(f"{k}={v}" for k, v in result.backends.items()))
     print("Plan: " + (" | ".join(result.plan) if result.plan
+                      else "none; the walk starts from the given papers" if given
                       else "no sub-queries; the query's own text ranking seeds"))
     if order:
         print("Order: " + describe_order(order))
@@ -334,7 +414,8 @@ def print_result(result: "SearchResult", settings: Settings,
         link = best_link(row) or "-"
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
               f"{authors:<{AUTHORS_WIDTH}}  {link:<38}  {clip(tex_to_unicode(paper.title), 90)}")
-        for line in describe_evidence(paper, sub_queries.get(paper.id), titles, scores):
+        for line in describe_evidence(paper, sub_queries.get(paper.id), titles, scores,
+                                      given):
             print(f"{'':>6}{line}")
     total = sum(result.timings.values())
     print(f"Time {total:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
@@ -354,25 +435,28 @@ def seed_source(seed: "Seed") -> str:
 
 def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
                       titles: Mapping[str, str] | None = None,
-                      scores: Sequence[float] | None = None) -> list[str]:
+                      scores: Sequence[float] | None = None,
+                      given: Collection[str] = ()) -> list[str]:
     """Short lines: how the walk reached the paper (other papers named by title where
-    `titles` has them), what its score means among `scores` (the whole list's), and its
-    best-grounded edge; texts end at a word boundary. Under the learned order, one more
-    line: the features that placed it, with their terms of the model's score."""
+    `titles` has them; a seed among `given` as the given paper it is), what its score
+    means among `scores` (the whole list's), and its best-grounded edge; texts end at a
+    word boundary. Under the learned order, one more line: the features that placed it,
+    with their terms of the model's score."""
     placed = paper.evidence.ranking_features
     if not placed:
-        return describe_walk_evidence(paper, seeded_by, titles, scores)
+        return describe_walk_evidence(paper, seeded_by, titles, scores, given)
     # The score is the model's (a sum of terms, any sign), not a walk's share.
     # Largest first, also for a run read back from its stored JSON (keys sorted there).
     largest = sorted(placed.items(), key=lambda item: (-abs(item[1]), item[0]))
-    return [*describe_walk_evidence(paper, seeded_by, titles, None),
+    return [*describe_walk_evidence(paper, seeded_by, titles, None, given),
             f"model score {paper.score:+.3f}, placed by: " + ", ".join(
                 f"{name} {value:+.2f}" for name, value in largest)]
 
 
 def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,
                            titles: Mapping[str, str] | None = None,
-                           scores: Sequence[float] | None = None) -> list[str]:
+                           scores: Sequence[float] | None = None,
+                           given: Collection[str] = ()) -> list[str]:
     from crase.search.evidence import clip, describe_delta, describe_score
 
     ev = paper.evidence
@@ -386,7 +470,8 @@ def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,
             how += f", {ev.restart_share:.0%} of the walk's restart mass"
     elif ev.path:
         hops = len(ev.path)
-        how = (f"{hops} hop{'s' if hops > 1 else ''} from seed "
+        origin = "given paper" if ev.reached_from in given else "seed"
+        how = (f"{hops} hop{'s' if hops > 1 else ''} from {origin} "
                f"{name_paper(ev.reached_from or '', titles)}")
         if hops == 1:  # the seed is the other end of the one citation
             how += " (cites it)" if ev.path[0].citing == paper.id else " (cited by it)"

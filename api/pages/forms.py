@@ -6,9 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from crase.api.given_papers import resolve_typed
 from crase.api.routes.ideas import IdeaBody, build_idea_request
 from crase.api.routes.searches import SearchBody, build_request
 from crase.errors import InvalidRequest
+from crase.graph import Graph
 from crase.idea.request import IdeaRequest
 from crase.search.request import SearchRequest
 from crase.settings import SearchSettings, Settings, choices
@@ -33,6 +35,7 @@ SEARCH_CHOICES = {name: options for name in SEARCH_FIELDS
 SEARCH_BOUNDS = {name: number_bounds(SearchSettings, name) for name in SEARCH_FIELDS
                  if name not in SEARCH_CHOICES}
 IDEA_MODES = ("retrieval_eval", "full_report")
+GIVEN_FIELD = "given"  # the "Start from papers" box
 
 
 def given(form: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
@@ -49,10 +52,20 @@ def validated(model: type[BaseModel], values: dict[str, Any]) -> Any:
         raise InvalidRequest(f"{problems}; correct the field and send the form again") from err
 
 
-def search_request(form: Mapping[str, str], settings: Settings) -> SearchRequest:
+def given_lines(form: Mapping[str, str]) -> list[str]:
+    """The "Start from papers" box: one DOI, arXiv id, id or title a line; blank lines
+    are none."""
+    return [line.strip() for line in form.get(GIVEN_FIELD, "").splitlines() if line.strip()]
+
+
+def search_request(form: Mapping[str, str], settings: Settings, graph: Graph) -> SearchRequest:
+    """The form's search; the papers in its "Start from papers" box are resolved first
+    (GivenPapersUnknown names every line not found)."""
     body = validated(SearchBody, {"query": form.get("query", "").strip(),
+                                  "seed_ids": given_lines(form),
                                   "params": given(form, SEARCH_FIELDS)})
-    return build_request(body, settings.search)
+    ids = resolve_typed(graph, body.seed_ids) if body.seed_ids else []
+    return build_request(body, settings.search, ids)
 
 
 def idea_request(form: Mapping[str, str], settings: Settings) -> IdeaRequest:

@@ -44,14 +44,18 @@ def evidence_papers(evidence: dict[str, Any] | None) -> set[str]:
 def search_results(graph: Graph, run: dict[str, Any]) -> list[dict[str, Any]]:
     titles = paper_titles(graph, run)
     seeds = {seed["paper_id"]: seed for seed in run["seeds"]}
+    given = {paper["id"] for paper in run.get("given_papers", [])}
     return [{**paper, "links": link_list(paper),
-             "evidence_view": describe_evidence(paper, titles, seeds)}
+             "evidence_view": describe_evidence(paper, titles, seeds, given)}
             for paper in run["results"]]
 
 
 def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
-                      seeds: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """{'summary': sentences, 'path': edges from the seed, 'strongest': other strong edges}."""
+                      seeds: dict[str, dict[str, Any]],
+                      given: set[str] | None = None) -> dict[str, Any]:
+    """{'summary': sentences, 'path': edges from the seed, 'strongest': other strong edges};
+    a paper reached from one of the `given` papers (those the search started from) says
+    so first: "From the given paper ..."."""
     evidence = paper["evidence"] or {}
     summary = []
     if evidence.get("seed"):
@@ -59,8 +63,10 @@ def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
     elif evidence.get("reached_from"):
         steps = len(evidence.get("path", []))
         origin = titles.get(evidence["reached_from"], evidence["reached_from"])
-        summary.append(f"Reached from the seed “{origin}” over {steps} retained citation "
-                       f"edge{'s' if steps != 1 else ''}.")
+        edges = f"{steps} retained citation edge{'s' if steps != 1 else ''}"
+        summary.append(f"From the given paper “{origin}”, over {edges}."
+                       if evidence["reached_from"] in (given or set())
+                       else f"Reached from the seed “{origin}” over {edges}.")
     if evidence.get("text_match"):
         summary.append("Not reached by the walk: a full-text match of the query that filled "
                        "an empty place in the list.")

@@ -30,6 +30,7 @@ from crase.api.auth import (
 from crase.api.exports import ExportFormat, export_run
 from crase.api.pages.edge_details import edge_details
 from crase.api.pages.forms import (
+    GIVEN_FIELD,
     IDEA_MODES,
     SEARCH_BOUNDS,
     SEARCH_CHOICES,
@@ -54,7 +55,13 @@ from crase.api.run_views import (
     weighed_graph,
 )
 from crase.api.runs import FINISHED, RunRegistry
-from crase.errors import CraseError, InvalidRequest, LoginRequired, PaperNotFound
+from crase.errors import (
+    CraseError,
+    GivenPapersUnknown,
+    InvalidRequest,
+    LoginRequired,
+    PaperNotFound,
+)
 from crase.graph import Graph
 from crase.idea.audit import export_idea_audit
 from crase.run_lifecycle import WITH_RESULTS
@@ -150,10 +157,14 @@ class PageController(UiController):
     @post("/searches", sync_to_thread=True, status_code=303)
     def start_search(self, request: Request[Any, Any, Any], data: FormData,
                      registry: NamedDependency[RunRegistry],
-                     settings: NamedDependency[Settings]) -> Response[Any]:
+                     settings: NamedDependency[Settings],
+                     graph: NamedDependency[Graph]) -> Response[Any]:
         check_form_token(request, data.get(FORM_TOKEN_FIELD))
         try:
-            run = registry.submit_search(search_request(data, settings))
+            run = registry.submit_search(search_request(data, settings, graph))
+        except GivenPapersUnknown as err:
+            return forms_page(request, settings, search_form=data, search_problem=str(err),
+                              unknown_papers=err.unknown)
         except InvalidRequest as err:
             return forms_page(request, settings, search_form=data, search_problem=str(err))
         return Redirect(f"/ui/runs/{run.id}", status_code=303)
@@ -256,15 +267,18 @@ class PageController(UiController):
 def forms_page(request: Request[Any, Any, Any], settings: Settings,
                search_form: dict[str, str] | None = None, search_problem: str | None = None,
                idea_form: dict[str, str] | None = None,
-               idea_problem: str | None = None) -> Response[str]:
-    """The two forms; after a refused post, with what was typed and what to correct."""
+               idea_problem: str | None = None,
+               unknown_papers: list[str] | None = None) -> Response[str]:
+    """The two forms; after a refused post, with what was typed and what to correct (for
+    a search from papers, each line of the box that was not found)."""
     problem = search_problem or idea_problem
     return render_page(request, "search.html", status_code=422 if problem else 200,
                        defaults=search_defaults(settings), choices=SEARCH_CHOICES,
                        bounds=SEARCH_BOUNDS,
                        modes=IDEA_MODES, search_form=search_form or {},
                        idea_form=idea_form or {}, search_problem=search_problem,
-                       idea_problem=idea_problem)
+                       idea_problem=idea_problem, unknown_papers=unknown_papers or [],
+                       given_field=GIVEN_FIELD)
 
 
 def idea_page(request: Request[Any, Any, Any], graph: Graph,

@@ -66,6 +66,11 @@ class RunSeed(BaseModel):
     restart_share: float | None
 
 
+class GivenPaperView(BaseModel):
+    id: str
+    title: str | None = Field(description="Null until the run has seeded it")
+
+
 # Links to a paper by kind (arxiv, doi, semantic_scholar), only for the identifiers it has
 # (crase/paper_links.py).
 LINKS_DESCRIPTION = "URLs by kind (arxiv, doi, semantic_scholar), for the ids the paper has"
@@ -128,6 +133,11 @@ class RunView(BaseModel):
     progress: RunProgress
     tracked: bool = Field(description="Whether this server runs it (else: recorded only)")
     seeds: list[RunSeed]
+    given_papers: list[GivenPaperView] = Field(
+        default_factory=list,
+        description="A search from papers: the papers it started from (its seed_ids), each "
+                    "a seed and never a result; each result's evidence.reached_from names "
+                    "the one it connects to")
     results: list[RunResult]
     prior_works: list[RelatedWork] = Field(
         description="A search's prior works: the papers of its evidence graph its returned "

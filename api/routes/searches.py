@@ -1,4 +1,7 @@
 """POST /searches: start an evidence-graph search; it runs in the background.
+`seed_ids` names papers to start from (graph ids, arXiv ids, DOIs or titles): they are
+resolved before the run is queued (api/given_papers.py), an unknown one is refused with
+all of them listed (422, `unknown`), and the query may then be empty.
 `params.source` ("local" or "semantic-scholar") says where seeds and neighbourhood come
 from; a semantic-scholar search needs the server's providers enabled. A request sets run
 parameters only (`SearchParams`): provider addresses, keys and switches are the operator's.
@@ -11,11 +14,13 @@ from typing import ClassVar
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from crase.api.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
-from crase.search.request import SearchRequest
+from crase.graph import Graph
+from crase.search.request import MAX_GIVEN_PAPERS, MIN_QUERY_CHARS, SearchRequest
 from crase.search.text_ranking import has_searchable_word
 from crase.settings import SearchSettings, Settings, request_fields
 
@@ -35,7 +40,19 @@ class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
 class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(..., min_length=3, max_length=4000, description="The research question")
+    query: str = Field(
+        "", max_length=4000,
+        description=f"The research question (at least {MIN_QUERY_CHARS} characters); may be "
+                    "left out when seed_ids names papers to start from")
+    seed_ids: list[str] = Field(
+        default_factory=list, max_length=MAX_GIVEN_PAPERS,
+        description="Papers to start from, each a graph paper id, an arXiv id (any spelling: "
+                    "arXiv:hep-th/9901001v2, an abs URL), a DOI (or its doi.org URL) or an "
+                    "exact title. They are the walk's seeds and never among the results; "
+                    "each result's evidence.reached_from names the one it connects to. An "
+                    "entry not found is refused (422, GivenPapersUnknown, every such entry "
+                    "listed in `unknown`)",
+        examples=[["hep-th/9711200", "10.1103/PhysRevLett.75.4724"]])
     params: SearchParams | None = Field(
         None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, walk, ...)")
     reference_year: int | None = Field(
@@ -45,14 +62,28 @@ class SearchBody(BaseModel):
         description="Paper ids left out with all their edges")
 
 
+    @model_validator(mode="after")
+    def asks_something(self) -> "SearchBody":
+        if len(self.query.strip()) < MIN_QUERY_CHARS and not self.seed_ids:
+            raise ValueError(f"give a query of at least {MIN_QUERY_CHARS} characters, or "
+                             "seed_ids (papers to start from), or both")
+        if any(len(entry) > MAX_ENTRY_CHARS for entry in self.seed_ids):
+            raise ValueError(f"a seed_ids entry is longer than {MAX_ENTRY_CHARS:,} "
+                             "characters; give its DOI, arXiv id, id or title")
+        return self
+
+
 class SearchAccepted(BaseModel):
     run_id: str
     status: str
     run_url: str = Field(description="GET it for status, progress and, once done, results")
 
 
-def build_request(body: SearchBody, defaults: SearchSettings) -> SearchRequest:
-    if not has_searchable_word(body.query):
+def build_request(body: SearchBody, defaults: SearchSettings,
+                  seed_ids: list[str] | None = None) -> SearchRequest:
+    """The search the body asks for; `seed_ids` are the graph ids its seed_ids resolved to
+    (`resolve_typed`), which the request carries instead of the entries as typed."""
+    if body.query.strip() and not has_searchable_word(body.query):
         raise InvalidRequest("query: it holds no word to search for; give a question in words")
     given = body.params.model_dump(exclude_unset=True) if body.params else {}
     try:
@@ -62,8 +93,8 @@ def build_request(body: SearchBody, defaults: SearchSettings) -> SearchRequest:
         problems = "; ".join(f"params.{'.'.join(str(p) for p in e['loc']) or 'body'}: "
                              f"{e['msg']}" for e in err.errors(include_url=False))
         raise InvalidRequest(problems) from err
-    return SearchRequest(query=body.query, params=params, reference_year=body.reference_year,
-                         exclude=body.exclude)
+    return SearchRequest(query=body.query.strip(), seed_ids=seed_ids or [], params=params,
+                         reference_year=body.reference_year, exclude=body.exclude)
 
 
 class SearchController(Controller):
@@ -74,8 +105,10 @@ class SearchController(Controller):
     @post("/", status_code=202, sync_to_thread=True,
           summary="Start a search; 202 with the run id, the run goes on in the background")
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
-                     settings: NamedDependency[Settings]) -> SearchAccepted:
-        request = build_request(data, settings.search)
+                     settings: NamedDependency[Settings],
+                     graph: NamedDependency[Graph]) -> SearchAccepted:
+        given = resolve_typed(graph, data.seed_ids) if data.seed_ids else []
+        request = build_request(data, settings.search, given)
         if request.params.source == "semantic-scholar" and not settings.providers.enabled:
             raise InvalidRequest("params.source semantic-scholar: external providers are off "
                                  "on this server (CRASE_PROVIDERS__ENABLED); give source "
