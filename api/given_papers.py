@@ -17,6 +17,8 @@ a search with one unknown entry is refused (GivenPapersUnknown) with all of them
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from crase.errors import GivenPapersUnknown, InvalidRequest, ReferenceFileUnreadable
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
@@ -68,12 +70,15 @@ def typed_entry(text: str) -> GivenEntry:
         raise InvalidRequest(f"a given paper's entry is longer than {MAX_ENTRY_CHARS:,} "
                              "characters; give its DOI, arXiv id, id or title")
     keys = lookup_keys(name)
-    if keys.dois:
-        reference = ReferenceItem(doi=keys.dois[0])
-    elif keys.arxiv_ids:
-        reference = ReferenceItem(arxiv_id=keys.arxiv_ids[0])
-    else:
-        reference = ReferenceItem(title=name) if has_searchable_word(name) else None
+    try:
+        if keys.dois:
+            reference: ReferenceItem | None = ReferenceItem(doi=keys.dois[0])
+        elif keys.arxiv_ids:
+            reference = ReferenceItem(arxiv_id=keys.arxiv_ids[0])
+        else:
+            reference = ReferenceItem(title=name) if has_searchable_word(name) else None
+    except ValidationError:  # a "DOI" past any DOI's length names no paper
+        reference = None
     return GivenEntry(label=name, ids=keys.ids, reference=reference)
 
 

@@ -166,5 +166,6 @@ def test_typed_entries_are_told_apart(text: str, doi: str | None, arxiv: str | N
 
 def test_a_typed_entry_without_a_word_names_no_paper_and_a_long_one_is_refused() -> None:
     assert typed_entry("***").reference is None
+    assert typed_entry("10.1000/" + "x" * 1500).reference is None  # no DOI is that long
     with pytest.raises(InvalidRequest, match="longer than 2,000"):
         typed_entry("word " * 500)
