@@ -157,11 +157,10 @@ def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
     titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=candidates)}
     by_id = {index: next(key for key in entry.ids if key in titles)
              for index, entry in enumerate(entries) if any(key in titles for key in entry.ids)}
-    rest = [index for index, entry in enumerate(entries)
-            if index not in by_id and entry.reference is not None]
-    resolved = dict(zip(rest, resolve_references(
-        graph, [entries[index].reference for index in rest if entries[index].reference]),
-        strict=True))
+    pending = {index: entry.reference for index, entry in enumerate(entries)
+               if index not in by_id and entry.reference is not None}
+    resolved = dict(zip(pending, resolve_references(graph, list(pending.values())),
+                        strict=True))
     given = GivenPapers()
     for index, entry in enumerate(entries):
         if index in by_id:

@@ -165,7 +165,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "the text's candidates too. Every given paper must be found in the\n"
                     "graph: those that are not are listed and the search does not run.",
         epilog="examples:\n"
-               "  crase search --from hep-th/9711200 --from 10.1103/PhysRevLett.75.4724\n"
+               "  crase search --from hep-th/9711200 --from arXiv:hep-th/9802150v2\n"
                "  crase search \"black hole entropy\" --from-file my-library.bib\n"
                "  crase search --from \"Dirichlet-Branes and Ramond-Ramond Charges\"",
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -52,7 +52,8 @@ class SearchBody(BaseModel):
                     "each result's evidence.reached_from names the one it connects to. An "
                     "entry not found is refused (422, GivenPapersUnknown, every such entry "
                     "listed in `unknown`)",
-        examples=[["hep-th/9711200", "10.1103/PhysRevLett.75.4724"]])
+        examples=[["hep-th/9711200", "10.1103/PhysRevLett.75.4724",
+                   "Dirichlet-Branes and Ramond-Ramond Charges"]])
     params: SearchParams | None = Field(
         None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, walk, ...)")
     reference_year: int | None = Field(

@@ -4,7 +4,9 @@ UR, Crase's `arXiv:` note), Crase's own BibTeX and RIS exports read back, typed 
 told apart, and each malformed file refused with a named error. Resolving them against a
 graph is tests/api/test_given_papers.py."""
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,7 +124,7 @@ def test_the_kind_is_sniffed_when_the_name_does_not_say() -> None:
     assert reference_file_entries(BIBTEX, "export")[0].label == "doi_first (10.1000/ABC)"
 
 
-def exported_papers() -> list[dict]:
+def exported_papers() -> list[dict[str, Any]]:
     """Three run results as api/exports.py is given them: a DOI and an arXiv id, an arXiv
     id alone, and neither (a title with TeX and a brace in it)."""
     base = {"authors": ["A. One", "B. Two"], "year": 2001, "abstract": "Text.",
@@ -136,7 +138,7 @@ def exported_papers() -> list[dict]:
 
 
 @pytest.mark.parametrize(("writer", "name"), [(to_bibtex, "run.bib"), (to_ris, "run.ris")])
-def test_crase_exports_read_back(writer, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_crase_exports_read_back(writer: Callable[..., str], name: str) -> None:
     text = writer({"id": "run1"}, exported_papers())
     references = [entry.reference for entry in reference_file_entries(text, name)]
     assert all(references)
