@@ -1,7 +1,9 @@
 """References resolved to corpus papers: by id, then DOI, then arXiv id (both normalised
 by crase.paper_identity, so a resolver URL or a version suffix still matches), then by a
-title whose words agree with a corpus title among the title's full-text hits. Shared by the
-citation-gap analysis (the draft's references) and the evolution map's comparison."""
+title whose words agree best with one corpus title among the title's full-text hits (two
+papers that agree equally well are no match). Shared by the citation-gap analysis (the
+draft's references), the evolution map's comparison and the papers a search starts from
+(api/given_papers.py)."""
 
 from pydantic import BaseModel, Field
 
@@ -9,7 +11,7 @@ from crase.graph import Graph
 from crase.paper_identity import identifier_keys, title_similarity
 from crase.research.reference_lists import ReferenceItem
 from crase.scoring.tex import plain_text
-from crase.search.text_ranking import has_searchable_word, search_hits
+from crase.search.text_ranking import Hit, has_searchable_word, search_hits
 
 TITLE_MATCH = 0.8  # word-set Jaccard at which two titles are the same paper
 TITLE_HITS = 5  # full-text hits of a reference's title compared with it
@@ -61,15 +63,30 @@ def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
                 return ResolvedReference(reference=item, paper_id=found["id"],
                                          matched_by=kind, title=found["title"])
     if item.title and has_searchable_word(item.title):
-        for hit in search_hits(graph, item.title, TITLE_HITS, []):
-            year_ok = (item.year is None or hit.year is None
-                       or abs(item.year - hit.year) <= YEAR_SLACK)
-            if year_ok and same_title(item.title, hit.title):
-                return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
-                                         title=hit.title)
+        hits = [hit for hit in search_hits(graph, item.title, TITLE_HITS, [])
+                if item.year is None or hit.year is None
+                or abs(item.year - hit.year) <= YEAR_SLACK]
+        hit = best_title_hit(item.title, hits)
+        if hit is not None:
+            return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
+                                     title=hit.title)
     return ResolvedReference(reference=item, paper_id=None, matched_by=None, title=None)
 
 
-def same_title(a: str, b: str) -> bool:
+def best_title_hit(title: str, hits: list[Hit]) -> Hit | None:
+    """The hit whose title agrees best with `title` (word-set overlap at least
+    TITLE_MATCH), not merely the first that agrees; None when none agrees, or when two
+    papers agree equally well (two papers of one title: which is meant is not known, so
+    none is guessed)."""
+    scored = sorted(((title_agreement(title, hit.title), hit) for hit in hits),
+                    key=lambda pair: -pair[0])
+    if not scored or scored[0][0] < TITLE_MATCH:
+        return None
+    if len(scored) > 1 and scored[1][0] == scored[0][0] and scored[1][1].id != scored[0][1].id:
+        return None
+    return scored[0][1]
+
+
+def title_agreement(a: str, b: str) -> float:
     # BibTeX titles carry TeX (braces, accent macros, math), as do many corpus titles.
-    return title_similarity(plain_text(a), plain_text(b)) >= TITLE_MATCH
+    return title_similarity(plain_text(a), plain_text(b))

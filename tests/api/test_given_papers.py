@@ -27,7 +27,7 @@ from crase.api.given_papers import (
 from crase.graph import Graph
 from crase.settings import DatabaseSettings, Settings
 from tests.api.conftest import API_KEY, api_settings_for, wait_for_run
-from tests.api.corpus import fixture_corpus
+from tests.api.corpus import UNRELATED, fixture_corpus
 from tests.conftest import clean_graph
 
 pytestmark = pytest.mark.integration
@@ -43,11 +43,16 @@ UNKNOWN = ["10.9999/nobody.wrote.this", "arXiv:2999.99999", UNSURE_TITLE,
 SEARCH_PARAMS = {"k": 8, "weighting": "uniform"}
 
 
+# A second paper with the title of the corpus's unrelated one: a title two papers share
+# names neither.
+TWIN = {**UNRELATED, "id": "unrelated-01", "year": 2004}
+
+
 def given_corpus() -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     papers, citations = fixture_corpus()
     papers = [{**paper, "doi": DOIS[paper["id"]]} if paper["id"] in DOIS else paper
               for paper in papers]
-    return papers, [(c["citing_id"], c["cited_id"]) for c in citations]
+    return [*papers, TWIN], [(c["citing_id"], c["cited_id"]) for c in citations]
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +94,15 @@ def test_entries_resolve_by_id_arxiv_doi_and_exact_title_and_the_rest_are_listed
     graph, _ = loaded
     entries = typed_entries([
         "tachyon-03", "https://arxiv.org/abs/hep-th/9400410v3", "doi:10.1000/holo.5",
-        "10.1000/TACH.8", f"  {EXACT_TITLE.lower()} ", "tachyon-03", *UNKNOWN])
+        "10.1000/TACH.8", f"  {EXACT_TITLE.lower()} ", "tachyon-03", *UNKNOWN,
+        UNRELATED["title"]])
     given = resolve_given(graph, entries)
 
     assert given.ids == ["tachyon-03", "holography-04", "holography-05", "tachyon-08",
                          "entropy-02"]  # in the order given, each once
     assert [p.matched_by for p in given.found] == ["id", "arxiv_id", "doi", "doi", "title",
                                                    "id"]
-    assert given.unknown == UNKNOWN
+    assert given.unknown == [*UNKNOWN, UNRELATED["title"]]
 
 
 def test_bibtex_and_ris_files_become_seeds_with_unknown_entries_listed(

@@ -71,3 +71,20 @@ def test_an_arxiv_doi_resolves_to_the_paper_stored_under_its_arxiv_id() -> None:
               "@article{url, doi = {https://doi.org/10.48550/ARXIV.HEP-TH/9711200}}\n")
     assert resolved(bibtex) == {"arxivdoi": ("9711200", "arxiv_id"),
                                 "url": ("9711200", "arxiv_id")}
+
+
+def test_a_title_resolves_to_the_hit_that_agrees_best_and_a_tie_to_none() -> None:
+    from crase.research.reference_resolution import best_title_hit
+    from crase.search.text_ranking import Hit
+
+    wanted = "Black hole entropy from string microstates, part 3"
+    near = Hit("near", "Black hole entropy from string microstates, part 3 and 4", 2000, 9.0)
+    exact = Hit("exact", "Black Hole Entropy from {String} Microstates, part 3", 2000, 8.0)
+    other = Hit("other", "Black hole entropy from string microstates, part 13", 2000, 7.0)
+    # The exact title wins even where the full-text ranks a near one first.
+    assert best_title_hit(wanted, [near, exact, other]) is exact
+    # Two papers of one title: which is meant is not known, so none is guessed.
+    twin = Hit("twin", exact.title, 1999, 6.0)
+    assert best_title_hit(wanted, [near, exact, twin]) is None
+    # Words of twelve titles are none of them.
+    assert best_title_hit("Black hole entropy from string microstates", [exact, other]) is None
