@@ -92,7 +92,7 @@ def reference_file_entries(text: str, name: str) -> list[GivenEntry]:
     each entry that names no paper, and each BibTeX block that cannot be read, listed as
     an entry that will not be found."""
     kind = file_kind(text, name)
-    what = f"the {kind} file {Path(name).name}"
+    what = Path(name).name
     entries: list[GivenEntry] = []
     if kind == "BibTeX":
         unreadable: list[str] = []

@@ -259,7 +259,8 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
         given = resolve_entries(graph, entries) if entries else None
         if given is not None:
             request = request.model_copy(update={"seed_ids": given.ids})
-            print_given(given)
+            if not args.json:  # the JSON carries them (given_papers)
+                print_given(given)
         encoder = paper_encoder(settings.models.paper_encoder)
         backends = build_search_backends(settings, encoder=encoder)
         # Every `crase search` is a new process: the query's vector is kept on disk, beside

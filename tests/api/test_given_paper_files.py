@@ -171,3 +171,26 @@ def test_a_typed_entry_without_a_word_names_no_paper_and_a_long_one_is_refused()
     assert typed_entry("10.1000/" + "x" * 1500).reference is None  # no DOI is that long
     with pytest.raises(InvalidRequest, match="longer than 2,000"):
         typed_entry("word " * 500)
+
+
+def test_the_command_line_offers_the_flags_and_refuses_a_bad_file_before_the_database(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from crase.api.cli import main
+
+    monkeypatch.setenv("CRASE_DATABASE__URI", "bolt://127.0.0.1:9")  # nothing answers there
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--from PAPER" in help_text and "--from-file PATH" in help_text
+    assert "optional with --from" in help_text
+
+    bad = tmp_path / "library.ris"
+    bad.write_text("TY  - JOUR\nTI  - never closed\n", encoding="utf-8")
+    assert main(["search", "--from-file", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("crase: ReferenceFileUnreadable: library.ris is not "
+                          "RIS at line 1") and "\n" not in err
+    assert main(["search"]) == 2  # neither a query nor papers
+    assert "no word to search" in capsys.readouterr().err

@@ -9,6 +9,7 @@ The API tests' fixture corpus (tests/api/corpus.py) with two DOIs added is loade
 the module, and one app serves every HTTP test of it; the tests add runs and nothing else.
 """
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,26 @@ def test_the_command_line_starts_from_papers_and_files(
     assert not any(f" {paper} " in row for row in rows
                    for paper in ("holography-04", "entropy-02", "tachyon-08"))
     assert "from given paper \"" in out
+    # The run read back names its given papers the same way.
+    assert main(["show", out.split("Run ", 1)[1].split(":", 1)[0]]) == 0
+    shown, _ = capsys.readouterr()
+    assert "Plan: none; the walk starts from the given papers" in shown
+    assert "from given paper \"" in shown
+
+
+def test_the_command_lines_json_lists_the_given_papers(
+        loaded: tuple[Graph, Settings], cli_env: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["search", "holographic duality", "--from", "arXiv:hep-th/9400410", "-k", "4",
+                 "--weighting", "uniform", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)  # stdout holds the JSON alone
+    assert result["given_papers"] == [{
+        "entry": "arXiv:hep-th/9400410", "id": "holography-04", "matched_by": "arxiv_id",
+        "title": "Holographic duality between gauge theory and anti-de Sitter gravity, part 5"}]
+    assert [seed["paper_id"] for seed in result["seeds"]] == ["holography-04"]
+    assert "holography-04" not in {paper["id"] for paper in result["results"]}
 
 
 def test_the_command_line_lists_every_unknown_paper_and_stops(
