@@ -180,7 +180,7 @@ def require_all_found(given: GivenPapers) -> list[str]:
     not found, when any was not."""
     if not given.unknown:
         return given.ids
-    shown = "; ".join(given.unknown[:UNKNOWN_SHOWN])
+    shown = ", ".join(f"\"{entry}\"" for entry in given.unknown[:UNKNOWN_SHOWN])
     more = (f" and {len(given.unknown) - UNKNOWN_SHOWN} more"
             if len(given.unknown) > UNKNOWN_SHOWN else "")
     raise GivenPapersUnknown(

@@ -150,7 +150,9 @@ def test_unknown_entries_are_a_422_listing_every_one_and_no_run_starts(
     assert response.status_code == 422, response.text
     body = response.json()
     assert body["error"] == "GivenPapersUnknown" and body["unknown"] == UNKNOWN
-    assert body["detail"].startswith("4 of the 5 papers to start from are not in the graph")
+    assert body["detail"].startswith("4 of the 5 papers to start from are not in the graph "
+                                     "(looked for by id, DOI, arXiv id and title): "
+                                     f"\"{UNKNOWN[0]}\", \"{UNKNOWN[1]}\"")
     assert "\n" not in body["detail"]
     assert api.get("/runs").json()["total"] == runs_before
     # Neither a query nor papers: nothing to search for.
