@@ -120,16 +120,19 @@ def linked_results(run: dict[str, Any]) -> list[dict[str, Any]]:
     the citation edges from the paper's seed to it, which hovering the entry lights up."""
     titles = {r["id"]: r["title"] for r in run["results"]}
     titles.update({s["paper_id"]: s["title"] for s in run["seeds"]})
+    # Seeds the request named (sub_query_index -1): on a page, the papers started from.
+    given = {s["paper_id"] for s in run["seeds"] if (s["sub_query_index"] or 0) < 0}
     return [{"rank": paper["rank"], "id": paper["id"], "title": paper["title"] or paper["id"],
              "label": label_text({"first_author": (paper["authors"] or [None])[0],
                                   "year": paper["year"]}),
              "path": [[e["citing"], e["cited"]]
                       for e in (paper["evidence"] or {}).get("path", [])],
-             "how": how_reached(paper["evidence"] or {}, titles)}
+             "how": how_reached(paper["evidence"] or {}, titles, given)}
             for paper in run["results"]]
 
 
-def how_reached(evidence: dict[str, Any], titles: dict[str, str]) -> str:
+def how_reached(evidence: dict[str, Any], titles: dict[str, str],
+                given: set[str] | None = None) -> str:
     if evidence.get("seed"):
         return "a seed"
     if evidence.get("text_match"):
@@ -138,7 +141,8 @@ def how_reached(evidence: dict[str, Any], titles: dict[str, str]) -> str:
         return ""
     steps = len(evidence.get("path", []))
     origin = titles.get(evidence["reached_from"]) or evidence["reached_from"]
-    return f"{steps} citation edge{'s' if steps != 1 else ''} from the seed “{origin}”"
+    kind = "given paper" if evidence["reached_from"] in (given or set()) else "seed"
+    return f"{steps} citation edge{'s' if steps != 1 else ''} from the {kind} “{origin}”"
 
 
 TOP_NAMES = 10

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -74,6 +75,17 @@ class SearchBody(BaseModel):
         return self
 
 
+class SearchRefused(BaseModel):
+    """How the app words every refused request (api/app.py), with the entries of seed_ids
+    that were not found where that is why."""
+
+    status_code: int
+    error: str = Field(description="The error's name: GivenPapersUnknown, InvalidRequest, ...")
+    detail: str = Field(description="One line: what is wrong and what to do")
+    unknown: list[str] | None = Field(
+        None, description="GivenPapersUnknown: every seed_ids entry not found, as given")
+
+
 class SearchAccepted(BaseModel):
     run_id: str
     status: str
@@ -104,7 +116,12 @@ class SearchController(Controller):
 
     # In a thread: accepting a run first asks the database whether it answers.
     @post("/", status_code=202, sync_to_thread=True,
-          summary="Start a search; 202 with the run id, the run goes on in the background")
+          summary="Start a search; 202 with the run id, the run goes on in the background",
+          responses={422: ResponseSpec(
+              SearchRefused, generate_examples=False,
+              description="The request cannot be run: a query without a word, parameters "
+                          "that leave it no seeds, or seed_ids entries not in the graph "
+                          "(GivenPapersUnknown, each listed in `unknown`)")})
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
                      settings: NamedDependency[Settings],
                      graph: NamedDependency[Graph]) -> SearchAccepted:

@@ -165,6 +165,8 @@ def test_the_schema_describes_seed_ids(api: TestClient) -> None:
     body = schema["components"]["schemas"]["SearchBody"]
     assert "DOI" in body["properties"]["seed_ids"]["description"]
     assert "query" not in body.get("required", [])
+    refused = schema["paths"]["/searches"]["post"]["responses"]["422"]
+    assert "GivenPapersUnknown" in refused["description"]
 
 
 @pytest.mark.parametrize("export_format", ["bibtex", "ris"])
