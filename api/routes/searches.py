@@ -9,13 +9,20 @@ parameters only (`SearchParams`): provider addresses, keys and switches are the 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from crase.api.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.api.runs import RunRegistry
@@ -38,14 +45,14 @@ class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
     settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
 
 
+GivenEntry = Annotated[str, Field(max_length=MAX_ENTRY_CHARS)]
+
+
 class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(
-        "", max_length=4000,
-        description=f"The research question (at least {MIN_QUERY_CHARS} characters); may be "
-                    "left out when seed_ids names papers to start from")
-    seed_ids: list[str] = Field(
+    # Before the query, which is checked against it (`asks_something`).
+    seed_ids: list[GivenEntry] = Field(
         default_factory=list, max_length=MAX_GIVEN_PAPERS,
         description="Papers to start from, each a graph paper id, an arXiv id (any spelling: "
                     "arXiv:hep-th/9901001v2, an abs URL), a DOI (or its doi.org URL) or an "
@@ -55,6 +62,10 @@ class SearchBody(BaseModel):
                     "listed in `unknown`)",
         examples=[["hep-th/9711200", "10.1103/PhysRevLett.75.4724",
                    "Dirichlet-Branes and Ramond-Ramond Charges"]])
+    query: str = Field(
+        "", max_length=4000, validate_default=True,
+        description=f"The research question (at least {MIN_QUERY_CHARS} characters); may be "
+                    "left out when seed_ids names papers to start from")
     params: SearchParams | None = Field(
         None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, walk, ...)")
     reference_year: int | None = Field(
@@ -63,16 +74,13 @@ class SearchBody(BaseModel):
         default_factory=list, max_length=10_000,
         description="Paper ids left out with all their edges")
 
-
-    @model_validator(mode="after")
-    def asks_something(self) -> "SearchBody":
-        if len(self.query.strip()) < MIN_QUERY_CHARS and not self.seed_ids:
+    @field_validator("query")
+    @classmethod
+    def asks_something(cls, query: str, info: ValidationInfo) -> str:
+        if len(query.strip()) < MIN_QUERY_CHARS and not info.data.get("seed_ids"):
             raise ValueError(f"give a query of at least {MIN_QUERY_CHARS} characters, or "
                              "seed_ids (papers to start from), or both")
-        if any(len(entry) > MAX_ENTRY_CHARS for entry in self.seed_ids):
-            raise ValueError(f"a seed_ids entry is longer than {MAX_ENTRY_CHARS:,} "
-                             "characters; give its DOI, arXiv id, id or title")
-        return self
+        return query
 
 
 class SearchRefused(BaseModel):
