@@ -43,12 +43,14 @@ from crase.search.order_training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,
+    in_forms,
     labelled,
     read_training_queries,
     train_order_model,
     training_example,
     training_search,
 )
+from crase.search.request import QUERY_FORMS
 from crase.search.stages import (
     Search,
     SearchState,
@@ -68,7 +70,8 @@ class DevQuery:
     example: TrainingExample
     walk_order: list[str]  # the previous default's list: the walk's top K, then text
     # The search's list where a gate keeps the model from ordering it (a thin graph: the
-    # text order; a keyword query: the walk's order); None where the model orders it.
+    # text order; a query form the model file has no model for: the walk's order); None
+    # where the model orders it.
     gated_order: list[str] | None = None
 
 
@@ -87,17 +90,19 @@ def collect(args: argparse.Namespace) -> None:
             queries = queries[: args.limit] if args.limit else queries
             items: list[Any] = []
             for done, q in enumerate(queries, start=1):
-                tq = TrainingQuery(q.source_id, q.text, q.year, q.relevant)
+                tq = TrainingQuery(q.source_id, q.text, q.year, q.relevant, q.seed_ids)
                 search, state = training_search(graph, backends, params, q.text,
-                                                [q.source_id])
+                                                [q.source_id], q.seed_ids)
                 items.append(DevQuery(labelled(candidates_of(search, state), tq),
                                       walk_order(search, state), gated_order(search, state)))
                 report(done, len(queries), started)
         else:
             held = frozenset(row["source_paper_id"] for path in args.hold_out
                              for row in read_query_file(path))
-            train = read_training_queries(graph, args.before_year, args.train, args.seed,
-                                          held_out=held, from_year=args.from_year)
+            train = in_forms(read_training_queries(graph, args.before_year, args.train,
+                                                   args.seed, held_out=held,
+                                                   from_year=args.from_year),
+                             args.forms, args.seed)
             items = []
             for done, tq in enumerate(train, start=1):
                 if (example := training_example(graph, backends, params, tq)) is not None:
@@ -163,8 +168,13 @@ def versus(a: list[list[str]], b: list[list[str]], relevants: list[frozenset[str
 def model_rankings(model: OrderModel, dev: list[DevQuery]) -> list[list[str]]:
     """The model's top K where the search's gates let the model order the list; elsewhere
     the search's own list (search/stages.py)."""
-    return [[p.id for p in order_candidates(model, q.example.candidates, K)]
+    return [[p.id for p in order_candidates(form_model(model, q), q.example.candidates, K)]
             if q.gated_order is None else q.gated_order for q in dev]
+
+
+def form_model(model: OrderModel, query: DevQuery) -> OrderModel:
+    """The model of the dev query's form (the text model where the file has none)."""
+    return model.for_form(query.example.query.form) or model
 
 
 def variant_features() -> dict[str, tuple[str, ...]]:
@@ -245,6 +255,9 @@ def main(argv: list[str] | None = None) -> None:
     gather.add_argument("--from-year", type=int, help="draw only papers from this year on")
     gather.add_argument("--seed", type=int, default=0)
     gather.add_argument("--hold-out", type=Path, action="append", default=[])
+    gather.add_argument("--forms", nargs="+", choices=QUERY_FORMS, default=["text"],
+                        help="the query forms each training paper is asked in (default: "
+                             "text; search/order_training.py in_forms)")
     gather.add_argument("--out", type=Path, required=True)
     gather.set_defaults(handler=collect)
     measure = actions.add_parser("evaluate")

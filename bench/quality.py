@@ -48,6 +48,7 @@ from crase.bench.systems import (
     WalkConfig,
     backfill_rankings,
     bm25_system,
+    cocitation_system,
     dense_system,
     fuse_rankings,
     walk_system,
@@ -62,9 +63,9 @@ from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
 DEPTH = max(CUTOFFS)
-MAIN_SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default",
-                "learned-order", "shipped", "crase-ppr", "uniform-edges", "crase-salsa",
-                "recency", "hybrid")
+MAIN_SYSTEMS = ("bm25", "dense", "cocitation", "ppr-unweighted", "paper-default",
+                "previous-default", "learned-order", "shipped", "crase-ppr", "uniform-edges",
+                "crase-salsa", "recency", "hybrid")
 # The baselines the shipped search must beat (the ranking goal, docs/benchmarks/report.md).
 BASELINES = ("bm25", "dense", "ppr-unweighted")
 # The Crase paper's seeding, which the product shipped before the query's own search
@@ -142,7 +143,7 @@ class Job:
     phase: int  # run order: fast systems first, corrupted seeds after their clean run
     dataset: str
     key: str
-    kind: str  # bm25 | dense | walk
+    kind: str  # bm25 | dense | cocitation | walk
     config: WalkConfig | None = None
     subset_only: bool = False
 
@@ -305,6 +306,8 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
             jobs.append(Job(0, name, "bm25", "bm25"))
         if "dense" in wanted:
             jobs.append(Job(1, name, "dense", "dense"))
+        if "cocitation" in wanted:
+            jobs.append(Job(1, name, "cocitation", "cocitation"))
         for system, config in walks.items():
             if system in wanted:
                 jobs.append(Job(2 if system == "ppr-unweighted" else 3, name, config.key(),
@@ -389,6 +392,8 @@ def build_system(job: Job, data: Dataset, store: RunStore, resources: Resources)
         return bm25_system(data.graph, DEPTH)
     if job.kind == "dense":
         return dense_system(dense_index(data, resources), resources.encoder, DEPTH)
+    if job.kind == "cocitation":
+        return cocitation_system(data.graph, DEPTH)
     assert job.config is not None
     seeds_for = None
     if job.config.seeds != "plan":
@@ -482,7 +487,7 @@ def dataset_results(data: Dataset, store: RunStore, base: WalkConfig,
                     options: Options) -> dict[str, Any]:
     name = data.spec.name
     walks = main_configs(base)
-    keys = {"bm25": "bm25", "dense": "dense",
+    keys = {"bm25": "bm25", "dense": "dense", "cocitation": "cocitation",
             **{system: config.key() for system, config in walks.items()}}
     records = {system: store.load(name, key) for system, key in keys.items()}
     scored = {system: Scored.from_records(recs, data.queries) for system, recs in

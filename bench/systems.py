@@ -16,11 +16,13 @@ a ranked list of paper ids (best first), and never sees the query's source paper
 A query may come with papers the user starts from (`seed_ids`, bench/query_sets.py) and
 may have no text. BM25 and dense rank by the text alone: without text they rank nothing
 (they do not guess a query from the seeds). A graph walk with given papers starts from
-them as its seeds (`seed_override`: no plan, no seed search); the query text, where there
-is one, still feeds what the search does with text (its fill and the learned order). A
-walk that needs text and has none fails as a recorded error where the search refuses the
-request. Every system asks for k + |given| papers, so that once the given papers are taken
-out of its list before scoring (Scored.from_records) it still has k places.
+them as the search's given papers (`seed_ids`: no plan, no seed search, never a result);
+the query text, or without one the given papers' titles, feeds what the search does with
+text (its fill and the learned order). Co-citation + coupling ranks papers by how often
+they are cited together with the given papers plus how many references they share with
+them (what Connected Papers ranks by). Every system asks for k + |given| papers, so that
+once the given papers are taken out of its list before scoring (Scored.from_records) it
+still has k places.
 """
 
 import time
@@ -193,6 +195,19 @@ def dense_system(index: DenseIndex, encoder: SentenceEncoder, depth: int) -> Sys
     return search
 
 
+def cocitation_system(graph: Graph, depth: int) -> System:
+    """Co-citation + bibliographic coupling with the query's given papers; nothing without
+    them. The source paper's own citations do not count (it is excluded)."""
+    def search(query: BenchQuery) -> SystemRun:
+        started = time.perf_counter()
+        rows = (graph.read("rank_cocited_and_coupled", ids=list(query.seed_ids),
+                           excluded=[query.source_id], limit=query.depth(depth))
+                if query.seed_ids else [])
+        return SystemRun([row["id"] for row in rows], [float(row["score"]) for row in rows],
+                         time.perf_counter() - started)
+    return search
+
+
 def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
                 base: SearchSettings, depth: int,
                 seeds_for: Callable[[BenchQuery], list[str]] | None = None) -> System:
@@ -204,10 +219,9 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
         backends = replace(backends, order_model=Path(config.order_model))
 
     def search(query: BenchQuery) -> SystemRun:
-        seeds = seeds_for(query) if seeds_for else list(query.seed_ids) or None
         request = search_request(query, params.model_copy(update={"k": query.depth(depth)}),
                                  reference_year=query.year if config.age == "query" else None,
-                                 seed_override=seeds)
+                                 seed_override=seeds_for(query) if seeds_for else None)
         started = time.perf_counter()
         result = run_search(graph, backends, request)
         return SystemRun(
@@ -222,12 +236,13 @@ def walk_system(graph: Graph, backends: SearchBackends, config: WalkConfig,
 
 def search_request(query: BenchQuery, params: SearchSettings, reference_year: int | None,
                    seed_override: list[str] | None) -> SearchRequest:
-    """The search's request for a benchmark query, the source paper excluded. A request the
-    search refuses (today: an empty query, even with given seeds) is an EvaluationError,
-    recorded for the query and counted as an empty ranking."""
+    """The search's request for a benchmark query, the source paper excluded, the query's
+    given papers as the papers the search starts from. A request the search refuses is an
+    EvaluationError, recorded for the query and counted as an empty ranking."""
     try:
         return SearchRequest(query=query.text, params=params, reference_year=reference_year,
-                             exclude=[query.source_id], seed_override=seed_override)
+                             exclude=[query.source_id], seed_ids=list(query.seed_ids),
+                             seed_override=seed_override)
     except ValidationError as err:
         line = describe_invalid(err, SearchRequest, lambda loc: ".".join(map(str, loc)),
                                 "the search does not take this query form")

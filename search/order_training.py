@@ -10,6 +10,12 @@ nothing is recorded. A query the search would not order by the model (a thin gra
 keyword query: the learned order's gates) teaches nothing and is left out. The source's
 references are read once, as the answer, and never reach the features.
 
+Each source paper is asked in every query form a model is trained for (search/order_model.py:
+QUERY_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
+title has fewer than MIN_QUERY_WORDS words; a longer one is a `text` query); `papers`,
+GIVEN_PAPERS of its references drawn with the seed, once alone and once with the title,
+the rest of its references the answer (the given papers are never candidates).
+
 The model is linear (search/order_model.py) and fit by a listwise softmax loss: per
 query, the cross-entropy between the softmax of the scores over its candidates and the
 uniform distribution over its relevant candidates, with an L2 penalty, by full-batch Adam
@@ -20,7 +26,7 @@ and are left out of the fit (counted in the description).
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,14 +36,14 @@ from numpy.typing import NDArray
 from crase.graph import Graph
 from crase.search.candidate_features import FEATURES, Candidates
 from crase.search.order_model import OrderModel
-from crase.search.request import SearchRequest
+from crase.search.request import QUERY_FORMS, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.stages import (
     Search,
     SearchState,
     candidates_of,
     gather_evidence,
-    learned_order_gate,
+    thin_graph_gate,
 )
 from crase.settings import SearchSettings
 
@@ -54,6 +60,13 @@ QUERY_SENTENCES = 2  # abstract sentences after the title, as in the benchmark s
 L2 = 1e-3
 STEPS = 400
 LEARNING_RATE = 0.05
+GIVEN_PAPERS = 3  # references a `papers` training query starts from, as in the benchmark
+FORM_QUERIES = {
+    "text": f"title and first {QUERY_SENTENCES} abstract sentences",
+    "words": "title alone (fewer than 12 words)",
+    "papers": f"{GIVEN_PAPERS} of the source's references given, once without text and "
+              "once with the title",
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,13 @@ class TrainingQuery:
     source_id: str
     text: str
     year: int | None
-    answer: frozenset[str]  # the source's in-corpus references
+    answer: frozenset[str]  # the source's in-corpus references, less the given papers
+    given: tuple[str, ...] = ()  # papers the query starts from
+    title: str = ""
+
+    @property
+    def form(self) -> str:
+        return query_form(self.text, self.given)
 
 
 @dataclass(frozen=True)
@@ -92,25 +111,50 @@ def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
     generator = np.random.default_rng(seed)
     picked = sorted(generator.choice(len(rows), size=min(count, len(rows)), replace=False))
     return [TrainingQuery(rows[i]["id"], query_text(rows[i]["title"], rows[i]["abstract"]),
-                          rows[i]["year"], frozenset(rows[i]["references"]))
+                          rows[i]["year"], frozenset(rows[i]["references"]),
+                          title=" ".join(rows[i]["title"].split()).rstrip("."))
             for i in picked]
 
 
+def in_forms(queries: Sequence[TrainingQuery], forms: Sequence[str], seed: int
+             ) -> list[TrainingQuery]:
+    """Each source paper's query in every form of `forms` (a title of 12 words or more
+    makes no `words` query); the given papers are drawn with `seed`."""
+    generator = np.random.default_rng(seed)
+    asked = []
+    for query in queries:
+        if "text" in forms:
+            asked.append(query)
+        if "words" in forms and query_form(query.title, ()) == "words":
+            asked.append(replace(query, text=query.title))
+        if "papers" in forms and len(query.answer) > GIVEN_PAPERS:
+            given = tuple(sorted(generator.choice(sorted(query.answer), GIVEN_PAPERS,
+                                                  replace=False)))
+            rest = query.answer - set(given)
+            asked += [replace(query, text="", given=given, answer=rest),
+                      replace(query, text=query.title, given=given, answer=rest)]
+    return asked
+
+
 def training_search(graph: Graph, backends: SearchBackends, params: SearchSettings,
-                    query: str, excluded: list[str]) -> tuple[Search, SearchState]:
-    """A learned-order search with `params` for `query` through the search's own stages
-    up to its walk (search/stages.py), the `excluded` papers hidden, nothing recorded."""
+                    query: str, excluded: list[str], given: Sequence[str] = ()
+                    ) -> tuple[Search, SearchState]:
+    """A learned-order search with `params` for `query` (from the `given` papers) through
+    the search's own stages up to its walk (search/stages.py), the `excluded` papers
+    hidden, nothing recorded."""
     search = Search(graph, backends, SearchRequest(
-        query=query, params=params.model_copy(update={"order": "learned"}), exclude=excluded))
+        query=query, params=params.model_copy(update={"order": "learned"}), exclude=excluded,
+        seed_ids=list(given)))
     return search, gather_evidence(search)
 
 
 def training_example(graph: Graph, backends: SearchBackends, params: SearchSettings,
                      query: TrainingQuery) -> TrainingExample | None:
     """The query's candidates with its source paper and every edge of it hidden; None
-    where the search would not order them by the model (learned_order_gate)."""
-    search, state = training_search(graph, backends, params, query.text, [query.source_id])
-    if learned_order_gate(search, state) is not None:
+    on a thin graph, where the query's text ranking orders the list (thin_graph_gate)."""
+    search, state = training_search(graph, backends, params, query.text, [query.source_id],
+                                    query.given)
+    if thin_graph_gate(search, state) is not None:
         return None
     return labelled(candidates_of(search, state), query)
 
@@ -154,10 +198,22 @@ def fit_linear(examples: Sequence[TrainingExample],
 
 
 def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: str,
-                 settings: dict[str, Any],
-                 features: Sequence[str] = DEFAULT_FEATURES) -> OrderModel:
-    """The model fit on `examples`, described by the training data it saw: the corpus,
-    every source paper with its year, and how the queries were drawn."""
+                      settings: dict[str, Any],
+                      features: Sequence[str] = DEFAULT_FEATURES) -> OrderModel:
+    """One model per query form the examples hold, fit on that form's examples alone: the
+    `text` model with the others under its `forms`."""
+    models = {form: form_model([e for e in examples if e.query.form == form], form, name,
+                               corpus, settings, features)
+              for form in QUERY_FORMS if any(e.query.form == form for e in examples)}
+    if "text" not in models:
+        raise ValueError("no text-form training query: train the text form too")
+    return replace(models.pop("text"), forms=models)
+
+
+def form_model(examples: Sequence[TrainingExample], form: str, name: str, corpus: str,
+               settings: dict[str, Any], features: Sequence[str]) -> OrderModel:
+    """The model fit on one form's `examples`, described by the training data it saw: the
+    corpus, every source paper with its year, and how the queries were drawn."""
     mean, scale, weights = fit_linear(examples, features)
     sources = sorted((e.query.source_id, e.query.year) for e in examples)
     years = [year for _, year in sources if year is not None]
@@ -167,8 +223,9 @@ def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: st
         "queries_with_a_relevant_candidate": sum(int(e.labels.sum() > 0) for e in examples),
         "source_year_min": min(years, default=None),
         "source_year_max": max(years, default=None),
-        "query": f"title and first {QUERY_SENTENCES} abstract sentences; answer: the "
-                 "source's in-corpus references; source paper and its edges hidden",
+        "query": f"{FORM_QUERIES[form]}; answer: the source's in-corpus references"
+                 f"{' less the given papers' if form == 'papers' else ''}; source paper and "
+                 "its edges hidden",
         "loss": f"listwise softmax, L2 {L2}, {STEPS} Adam steps",
         "trained": datetime.now(UTC).isoformat(timespec="seconds"),
         "sources_sha256": hashlib.sha256(
@@ -177,7 +234,7 @@ def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: st
         **settings,
     }
     return OrderModel(name, tuple(features), tuple(map(float, mean)),
-                       tuple(map(float, scale)), tuple(map(float, weights)), description)
+                      tuple(map(float, scale)), tuple(map(float, weights)), description, form)
 
 
 def gather_examples(graph: Graph, backends: SearchBackends, params: SearchSettings,

@@ -2,7 +2,7 @@
 to say in one line what is wrong with a request that does not validate."""
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from inspect import isclass
 from typing import Any, TypeGuard, get_args
@@ -17,6 +17,13 @@ Loc = tuple[int | str, ...]
 OUT_OF_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 NOT_A_NUMBER = {"int_parsing", "int_from_float", "int_type", "float_parsing", "float_type"}
 MIN_QUERY_CHARS = 3
+# The forms of query, each ordered by its own model (search/order_model.py). The shortest
+# query of the `text` form: a title and two abstract sentences have 16 words and more in
+# every dev set; a title alone has a median of 8 (hep-th).
+MIN_QUERY_WORDS = 12
+QUERY_FORMS = ("text", "words", "papers")
+FORM_NAMES = {"text": "a query of 12 words or more", "words": "a query of fewer than 12 words",
+              "papers": "a search from papers"}
 MAX_GIVEN_PAPERS = 100  # papers a search may start from: a reference list, not a corpus
 
 
@@ -58,6 +65,13 @@ class SearchRequest(BaseModel):
 
     def age_reference(self) -> int:
         return self.reference_year or date.today().year
+
+
+def query_form(query: str, given: Sequence[str]) -> str:
+    """The form of a query, which picks the model that orders its list."""
+    if given:
+        return "papers"
+    return "text" if len(query.split()) >= MIN_QUERY_WORDS else "words"
 
 
 def describe_invalid(err: ValidationError, model: type[BaseModel], name: Callable[[Loc], str],

@@ -12,8 +12,9 @@ use: the seeds' pool, the order's TEXT_POOL candidates, the fill's k plus the wa
 
 The learned order has two gates, neither of which depends on k, so a search's first ten
 papers are the same at k = 10 and at k = 50: where the walk ranks fewer than
-THIN_GRAPH_RATIO papers per seed the query's text ranking orders the list, and a keyword
-query keeps the walk's order (docs/retrieval-quality.md).
+THIN_GRAPH_RATIO papers per seed the query's text ranking orders the list, and a query of
+a form the model file holds no model for (search/order_model.py: query_form) keeps the
+walk's order (docs/retrieval-quality.md).
 """
 
 import uuid
@@ -36,8 +37,8 @@ from crase.search.candidate_features import (
 )
 from crase.search.expansion import Edge, Neighbourhood, expand
 from crase.search.grounding import EdgeScores, ensure_claims, ensure_edge_scores
-from crase.search.order_model import MIN_QUERY_WORDS, model_at, order_candidates
-from crase.search.request import SearchRequest
+from crase.search.order_model import OrderModel, model_at, order_candidates
+from crase.search.request import FORM_NAMES, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import (
     Seed,
@@ -299,25 +300,36 @@ def graph_adds_little(walked: int, seeds: int) -> bool:
     return walked < THIN_GRAPH_RATIO * seeds
 
 
-def learned_order_outside(query: str) -> str | None:
-    """Why the learned order does not apply to this query, or None where it does: a keyword
-    query is not the form it was trained and measured on (a title and two sentences, at
-    least 16 words in every dev set): docs/retrieval-quality.md."""
-    words = len(query.split())
-    if words < MIN_QUERY_WORDS:
-        return f"a keyword query ({words} words, fewer than {MIN_QUERY_WORDS})"
+def form_of(request: SearchRequest) -> str:
+    """The query's form (search/order_model.py), which picks the model that orders it."""
+    return query_form(request.query, request.given)
+
+
+def order_model_for(search: Search) -> OrderModel | None:
+    """The model for this search's query form; None where the model file has none."""
+    return model_at(search.backends.order_model).for_form(form_of(search.request))
+
+
+def thin_graph_gate(search: Search, state: SearchState) -> str | None:
+    """Why the query's text ranking orders the list instead of the model (a thin graph,
+    under the text fill); None where the graph tells enough."""
+    walked, seeds = len(state.walked), len(state.seed_ids)
+    if search.params.fill == "text" and graph_adds_little(walked, seeds):
+        return (f"the walk ranked {walked} papers from {seeds} seeds, fewer than "
+                f"{THIN_GRAPH_RATIO} per seed: the query's own text ranking")
     return None
 
 
 def learned_order_gate(search: Search, state: SearchState) -> tuple[str, str] | None:
     """What places a learned-order search's list instead of the model, and why: ("text",
-    why) on a thin graph, ("walk", why) for a keyword query; None where the model does."""
-    walked, seeds = len(state.walked), len(state.seed_ids)
-    if search.params.fill == "text" and graph_adds_little(walked, seeds):
-        return "text", (f"the walk ranked {walked} papers from {seeds} seeds, fewer than "
-                        f"{THIN_GRAPH_RATIO} per seed: the query's own text ranking")
-    if outside := learned_order_outside(search.request.query):
-        return "walk", f"{outside}: the walk's order and the text fill"
+    why) on a thin graph, ("walk", why) for a query form the model file has no model for;
+    None where the model does."""
+    if thin := thin_graph_gate(search, state):
+        return "text", thin
+    if order_model_for(search) is None:
+        form = form_of(search.request)
+        return "walk", (f"{FORM_NAMES[form]}, for which the order model has no weights: "
+                        "the walk's order and the text fill")
     return None
 
 
@@ -351,7 +363,8 @@ def text_ordering(search: Search, state: SearchState, why: str) -> Ordering:
 
 def model_ordering(search: Search, state: SearchState) -> Ordering:
     """The model's top k of the candidates, each with its largest feature contributions."""
-    model = model_at(search.backends.order_model)
+    model = order_model_for(search)
+    assert model is not None  # learned_order_gate sends a form without a model elsewhere
     placed = order_candidates(model, candidates_of(search, state), search.params.k)
     return Ordering([(p.id, p.score) for p in placed],
                     {"order": "learned", "placed_by": "model", "model": model.summary()},

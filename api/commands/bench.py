@@ -11,8 +11,8 @@ from crase.errors import EvaluationError
 from crase.settings import DatabaseSettings, Settings
 
 # The names only: importing the benchmark itself (numpy, the encoder) waits for the command.
-SYSTEMS = ("bm25", "dense", "ppr-unweighted", "paper-default", "previous-default",
-           "learned-order", "shipped", "crase-ppr",
+SYSTEMS = ("bm25", "dense", "cocitation", "ppr-unweighted", "paper-default",
+           "previous-default", "learned-order", "shipped", "crase-ppr",
            "uniform-edges", "crase-salsa", "recency", "hybrid")
 ABLATIONS = ("weighting", "seed_weights", "query_seeds", "sub_queries", "seed_rule", "hops",
              "tau", "beta", "theta", "orientation", "walk", "age", "delta")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from crase.search.request import QUERY_FORMS
 from crase.settings import Settings
 
 ORDER = 85  # place in `crase --help` (api/cli.py): before `bench`
@@ -46,6 +47,10 @@ def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary
     train.add_argument("--queries", type=int, default=400,
                        help="training queries drawn (default 400)")
     train.add_argument("--seed", type=int, default=0, help="the draw's random seed")
+    train.add_argument("--forms", nargs="+", choices=QUERY_FORMS, default=list(QUERY_FORMS),
+                       help="query forms to train a model for, each source paper asked in "
+                            "every one (text: title and two sentences; words: the title "
+                            "alone; papers: 3 of its references given); default: all")
     train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
                        help="a query set (queries.jsonl) whose source papers are never drawn")
     train.set_defaults(handler=handler)
@@ -63,6 +68,7 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.order_model import save_model
     from crase.search.order_training import (
         gather_examples,
+        in_forms,
         read_training_queries,
         train_order_model,
     )
@@ -75,16 +81,21 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
             print(f"{done}/{total} training queries", file=sys.stderr, flush=True)
 
     with Graph.connect(settings.database) as graph:
-        queries = read_training_queries(graph, args.before_year, args.queries, args.seed,
-                                        held_out=held, from_year=args.from_year)
+        queries = in_forms(read_training_queries(graph, args.before_year, args.queries,
+                                                 args.seed, held_out=held,
+                                                 from_year=args.from_year),
+                           args.forms, args.seed)
         examples = gather_examples(graph, build_search_backends(settings), settings.search,
                                    queries, progress)
     model = train_order_model(examples, args.out.stem, args.corpus, training_settings(
         args, outside=len(queries) - len(examples)))
     save_model(model, args.out)
-    print(f"model: {args.out} ({len(examples)} queries, "
-          f"{model.description['queries_with_a_relevant_candidate']} with a relevant "
-          "candidate)")
+    for form in args.forms:
+        trained = model.for_form(form)
+        if trained is not None:
+            print(f"model: {args.out}, {form} form: {trained.description['queries']} queries, "
+                  f"{trained.description['queries_with_a_relevant_candidate']} with a "
+                  "relevant candidate")
     return 0
 
 
@@ -103,5 +114,6 @@ def training_settings(args: argparse.Namespace, outside: int) -> dict[str, Any]:
             "held_out_query_files": held,
             "queries_the_search_orders_otherwise": outside,
             "command": f"crase train-order --corpus {args.corpus} --queries {args.queries} "
-                       f"--before-year {args.before_year}{from_year} --seed {args.seed}"
+                       f"--before-year {args.before_year}{from_year} --seed {args.seed} "
+                       f"--forms {' '.join(args.forms)}"
                        + "".join(f" --hold-out {name}" for name in held)}

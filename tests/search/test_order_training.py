@@ -6,6 +6,7 @@ records the model, the same search gets the same order whatever its k."""
 
 import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.candidate_features import TEXT_POOL, WALK_POOL
-from crase.search.order_model import SHIPPED_MODEL, model_at, order_candidates
+from crase.search.order_model import SHIPPED_MODEL, model_at, order_candidates, save_model
 from crase.search.order_training import (
     TrainingQuery,
     query_text,
@@ -27,7 +28,6 @@ from crase.search.roles.protocols import SearchBackends
 from crase.search.stages import (
     THIN_GRAPH_RATIO,
     graph_adds_little,
-    learned_order_outside,
     walk_depth,
 )
 from crase.search.text_ranking import Encoder, query_hits
@@ -168,21 +168,28 @@ def test_the_walk_ranks_enough_to_tell_a_thin_graph_whatever_k() -> None:
     assert walk_depth(SearchSettings(k=10, order="walk"), seeds=100) == 10
 
 
-def test_a_keyword_query_keeps_the_walks_list_of_k(graph: Graph) -> None:
+def test_a_keyword_query_is_ordered_by_the_words_model(graph: Graph, tmp_path: Path) -> None:
+    """The shipped file's `words` model orders a short query; a file without one (any
+    file written before query forms) leaves it in the walk's list of k."""
     rows = load_slice(graph, 400)
     backends = build_search_backends(Settings())
+    query = rows[3]["title"][:40]
     learned = run_search(graph, backends, SearchRequest(
-        query=rows[3]["title"][:40], params=SearchSettings(k=5, order="learned")))
+        query=query, params=SearchSettings(k=5, order="learned")))
+    assert learned.counts["order"]["placed_by"] == "model"
+    assert learned.counts["order"]["model"]["form"] == "words"
+
+    shipped = model_at(SHIPPED_MODEL)
+    save_model(replace(shipped, forms={}), tmp_path / "text-only.json")
+    text_only = replace(backends, order_model=tmp_path / "text-only.json")
+    fallback = run_search(graph, text_only, SearchRequest(
+        query=query, params=SearchSettings(k=5, order="learned")))
     walk = run_search(graph, backends, SearchRequest(
-        query=rows[3]["title"][:40], params=SearchSettings(k=5, order="walk")))
-    assert "a keyword query" in learned.counts["order"]["not_applied"]
-    assert [r.id for r in learned.results] == [r.id for r in walk.results]
-    assert len(learned.results) == 5
-
-
-def test_a_keyword_query_keeps_the_walks_order() -> None:
-    assert learned_order_outside("Wilson loops") == "a keyword query (2 words, fewer than 12)"
-    assert learned_order_outside(" ".join(["word"] * 12)) is None
+        query=query, params=SearchSettings(k=5, order="walk")))
+    assert fallback.counts["order"]["not_applied"].startswith(
+        "a query of fewer than 12 words, for which the order model has no weights")
+    assert [r.id for r in fallback.results] == [r.id for r in walk.results]
+    assert len(fallback.results) == 5
 
 
 def mark_influential_citations(graph: Graph) -> None:
