@@ -416,7 +416,7 @@ def print_result(result: "SearchResult", settings: Settings,
         print(f"{paper.rank:>4}  {paper.score:8.5f}  {paper.year or '':>4}  {paper.id:<10}  "
               f"{authors:<{AUTHORS_WIDTH}}  {link:<38}  {clip(tex_to_unicode(paper.title), 90)}")
         for line in describe_evidence(paper, sub_queries.get(paper.id), titles, scores,
-                                      given):
+                                      given, matched_text(result.query)):
             print(f"{'':>6}{line}")
     total = sum(result.timings.values())
     print(f"Time {total:.2f} s: " + ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items()))
@@ -434,10 +434,16 @@ def seed_source(seed: "Seed") -> str:
     return f"sub-query {seed.sub_query_index}, text rank {seed.relevance_rank}"
 
 
+def matched_text(query: str) -> str:
+    """What a full-text match matched: the query, or (a search from papers alone asks its
+    text lists with them) the given papers' titles."""
+    return "the query" if query.strip() else "the given papers' titles"
+
+
 def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
                       titles: Mapping[str, str] | None = None,
                       scores: Sequence[float] | None = None,
-                      given: Collection[str] = ()) -> list[str]:
+                      given: Collection[str] = (), text: str = "the query") -> list[str]:
     """Short lines: how the walk reached the paper (other papers named by title where
     `titles` has them; a seed among `given` as the given paper it is), what its score
     means among `scores` (the whole list's), and its best-grounded edge; texts end at a
@@ -445,11 +451,11 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
     with their terms of the model's score."""
     placed = paper.evidence.ranking_features
     if not placed:
-        return describe_walk_evidence(paper, seeded_by, titles, scores, given)
+        return describe_walk_evidence(paper, seeded_by, titles, scores, given, text)
     # The score is the model's (a sum of terms, any sign), not a walk's share.
     # Largest first, also for a run read back from its stored JSON (keys sorted there).
     largest = sorted(placed.items(), key=lambda item: (-abs(item[1]), item[0]))
-    return [*describe_walk_evidence(paper, seeded_by, titles, None, given),
+    return [*describe_walk_evidence(paper, seeded_by, titles, None, given, text),
             f"model score {paper.score:+.3f}, placed by: " + ", ".join(
                 f"{name} {value:+.2f}" for name, value in largest)]
 
@@ -457,14 +463,14 @@ def describe_evidence(paper: "RankedPaper", seeded_by: str | None,
 def describe_walk_evidence(paper: "RankedPaper", seeded_by: str | None,
                            titles: Mapping[str, str] | None = None,
                            scores: Sequence[float] | None = None,
-                           given: Collection[str] = ()) -> list[str]:
+                           given: Collection[str] = (), text: str = "the query") -> list[str]:
     from crase.search.evidence import clip, describe_delta, describe_score
 
     ev = paper.evidence
     titles = titles or {}
     score = [describe_score(paper.score, paper.rank, scores)] if scores else []
     if ev.text_match:
-        return ["full-text match of the query; the evidence graph did not reach it", *score]
+        return [f"full-text match of {text}; the evidence graph did not reach it", *score]
     if ev.seed:
         how = f"seed (found by {seeded_by})" if seeded_by else "seed"
         if ev.restart_share is not None:

@@ -45,14 +45,17 @@ def search_results(graph: Graph, run: dict[str, Any]) -> list[dict[str, Any]]:
     titles = paper_titles(graph, run)
     seeds = {seed["paper_id"]: seed for seed in run["seeds"]}
     given = {paper["id"] for paper in run.get("given_papers", [])}
+    # A search from papers alone asks its text lists with the given papers' titles.
+    text = "the query" if (run.get("query") or "").strip() else "the given papers' titles"
     return [{**paper, "links": link_list(paper),
-             "evidence_view": describe_evidence(paper, titles, seeds, given)}
+             "evidence_view": describe_evidence(paper, titles, seeds, given, text)}
             for paper in run["results"]]
 
 
 def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
                       seeds: dict[str, dict[str, Any]],
-                      given: set[str] | None = None) -> dict[str, Any]:
+                      given: set[str] | None = None,
+                      text: str = "the query") -> dict[str, Any]:
     """{'summary': sentences, 'path': edges from the seed, 'strongest': other strong edges};
     a paper reached from one of the `given` papers (those the search started from) says
     so first: "From the given paper ..."."""
@@ -68,7 +71,7 @@ def describe_evidence(paper: dict[str, Any], titles: dict[str, str],
                        if evidence["reached_from"] in (given or set())
                        else f"Reached from the seed “{origin}” over {edges}.")
     if evidence.get("text_match"):
-        summary.append("Not reached by the walk: a full-text match of the query that filled "
+        summary.append(f"Not reached by the walk: a full-text match of {text} that filled "
                        "an empty place in the list.")
     if placed := evidence.get("ranking_features"):
         largest = sorted(placed.items(), key=lambda item: (-abs(item[1]), item[0]))

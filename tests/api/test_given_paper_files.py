@@ -194,3 +194,16 @@ def test_the_command_line_offers_the_flags_and_refuses_a_bad_file_before_the_dat
                           "RIS at line 1") and "\n" not in err
     assert main(["search"]) == 2  # neither a query nor papers
     assert "no word to search" in capsys.readouterr().err
+
+
+def test_a_text_match_of_a_search_from_papers_alone_says_what_it_matched() -> None:
+    from crase.api.commands.search import describe_evidence, matched_text
+    from crase.search.evidence import PaperEvidence
+    from crase.search.pipeline import RankedPaper
+
+    paper = RankedPaper(1, "p", 0.0, "A title", 2003, [],
+                        PaperEvidence(seed=False, reached_from=None, text_match=True))
+    assert describe_evidence(paper, None, text=matched_text(" ")) == [
+        "full-text match of the given papers' titles; the evidence graph did not reach it"]
+    assert describe_evidence(paper, None, text=matched_text("tachyons"))[0].startswith(
+        "full-text match of the query;")
