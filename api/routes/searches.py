@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -45,7 +46,9 @@ class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
     settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
 
 
-GivenEntry = Annotated[str, Field(max_length=MAX_ENTRY_CHARS)]
+# An entry of seed_ids: text, trimmed, that is not empty.
+GivenEntry = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
+                                              max_length=MAX_ENTRY_CHARS)]
 
 
 class SearchBody(BaseModel):

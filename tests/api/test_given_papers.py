@@ -158,6 +158,8 @@ def test_unknown_entries_are_a_422_listing_every_one_and_no_run_starts(
     # Neither a query nor papers: nothing to search for.
     empty = api.post("/searches", json={"query": " ", "seed_ids": []})
     assert empty.status_code == 400 and "seed_ids" in empty.json()["detail"]
+    blank = api.post("/searches", json={"seed_ids": [" "]})
+    assert blank.status_code == 400 and "seed_ids.0" in blank.json()["detail"]
 
 
 def test_the_schema_describes_seed_ids(api: TestClient) -> None:
