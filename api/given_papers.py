@@ -99,6 +99,10 @@ def reference_file_entries(text: str, name: str) -> list[GivenEntry]:
         for number, bib in enumerate(read_bibtex(text, what, unreadable), start=1):
             key = bib.key or f"entry {number}"
             entries.append(file_entry(key, reference_from_fields(key, bib.fields)))
+        if unreadable and not entries:
+            raise ReferenceFileUnreadable(f"{what} is not BibTeX that can be read (no entry "
+                                          f"can; the first at {unreadable[0]}); export the "
+                                          "references as BibTeX again, or as RIS")
         entries += [GivenEntry(label=f"unreadable entry at {block}") for block in unreadable]
     else:
         for number, record in enumerate(read_ris(text, what), start=1):

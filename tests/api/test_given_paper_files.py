@@ -106,6 +106,9 @@ def test_malformed_ris_is_a_named_error_with_its_line(tmp_path: Path, text: str,
 def test_other_files_are_named_errors(tmp_path: Path) -> None:
     cases = {"refs.txt": ("just some words\n", "neither BibTeX nor RIS"),
              "empty.bib": ("% only a comment\n", "holds no entry"),
+             "broken.bib": ("@article{a, title = {Open\n@misc{b, title = {Also open\n",
+                            "no entry can; the first at line 1: @article"),
+             "ris-named.bib": ("TY  - JOUR\nER  - \n", "holds no entry"),
              "latin1.bib": (None, "not UTF-8")}
     for name, (text, problem) in cases.items():
         path = tmp_path / name
