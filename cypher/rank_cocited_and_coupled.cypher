@@ -1,10 +1,11 @@
-// Papers ranked by their links with the given papers: how often a paper is cited together
-// with one of them (co-citation: a third paper cites both) plus how many references it
-// shares with one (bibliographic coupling), summed over the given papers. What Connected
-// Papers ranks by; the quality benchmark's baseline for a search from papers. An excluded
+// Papers ranked by their links with the given papers across the whole corpus: how often a
+// paper is cited together with one of them (co-citation: a third paper cites both) plus
+// how many references it shares with one (bibliographic coupling), summed over the given
+// papers. What Connected Papers ranks by: a search from papers takes its top as candidates
+// of the learned order, and the quality benchmark ranks by it as a baseline. An excluded
 // paper is never ranked and its citations do not count; the given papers are never ranked.
 // Parameters: $ids (given paper ids), $excluded (list of paper ids), $limit (int).
-// Returns: id, score (co-citations + shared references), best first, ties by id.
+// Returns: id, score (co-citations + shared references), year; best first, ties by id.
 UNWIND $ids AS given
 MATCH (g:Paper {id: given})
 CALL (g) {
@@ -18,6 +19,6 @@ CALL (g) {
 }
 WITH p, sum(links) AS score
 WHERE NOT p.id IN $excluded AND NOT p.id IN $ids
-RETURN p.id AS id, score
+RETURN p.id AS id, score, p.year AS year
 ORDER BY score DESC, id
 LIMIT $limit

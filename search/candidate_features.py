@@ -1,11 +1,15 @@
 """The evidence for each candidate of one search, as numbers a learned ranking combines
 (search/order_model.py).
 
-The candidates are the walk's top `WALK_POOL` papers and the query's top `TEXT_POOL` hits
-of BM25 and of the embeddings. For each, the features below, every one computed from what
-the search itself has: the walk's list, the two text lists, the neighbourhood's citation
-edges and the seeds' restart mass, the corpus's citation counts (without the citations of
-the excluded papers: a benchmark query's hidden source paper does not count) and years.
+The candidates are the walk's top `WALK_POOL` papers, the query's top `TEXT_POOL` hits
+of BM25 and of the embeddings, the `VOTED_POOL` papers its text hits cite most and, for a
+search from papers, the `LINKED_POOL` papers most linked to the given ones across the
+corpus (co-citation + coupling: on cs768's sparse graph these find more of the source's
+other references than the walk from the given papers does). For each, the features
+below, every one computed from what the search itself has: the walk's list, the two text
+lists, the neighbourhood's citation edges and the seeds' restart mass, the corpus's
+citation counts and links (without the citations of the excluded papers: a benchmark
+query's hidden source paper does not count) and years.
 Nothing here reads a paper the search excludes or an edge of one.
 
 Each feature belongs to one group; the benchmark's ablations train without one group at a
@@ -26,6 +30,7 @@ from crase.search.text_ranking import Hit, fuse_hits
 WALK_POOL = 200  # the walk's top papers that become candidates
 TEXT_POOL = 100  # each text ranking's top hits that become candidates
 VOTED_POOL = 100  # papers most cited by the text hits that become candidates
+LINKED_POOL = 100  # papers most linked to the given papers that become candidates
 LOG_FLOOR = -12.0  # log of a walk score relative to the best, for a paper it never reached
 AGE_CLIP = (-10.0, 30.0)  # years before the seeds, clipped
 
@@ -37,6 +42,7 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "text_citers": ("cited_by_text_hits", "text_hit_votes"),
     "degree": ("neighbourhood_cited_by", "neighbourhood_cites", "corpus_cited_by"),
     "age": ("years_before_seeds", "newer_than_seeds"),
+    "corpus_links": ("linked_log_rank", "linked_score"),
 }
 FEATURES: tuple[str, ...] = tuple(name for names in FEATURE_GROUPS.values() for name in names)
 
@@ -55,6 +61,9 @@ class SearchEvidence:
     # and the cited papers' years.
     hit_references: Mapping[str, Sequence[str]] = field(default_factory=dict)
     reference_years: Mapping[str, int | None] = field(default_factory=dict)
+    # A search from papers: the papers most linked to the given ones across the corpus
+    # (co-citation + coupling, best first, with the count of links); empty otherwise.
+    linked: Sequence[tuple[str, float]] = ()
 
 
 @dataclass(frozen=True)
@@ -76,17 +85,21 @@ class Candidates:
 
 def gathered(graph: Graph, walk: Sequence[tuple[str, float]], lexical: Sequence[Hit],
              dense: Sequence[Hit], hood: Neighbourhood, restart: Mapping[str, float],
-             excluded: list[str]) -> SearchEvidence:
+             excluded: list[str], given: Sequence[str] = ()) -> SearchEvidence:
     """The evidence of a search's stages: its walk, text lists and neighbourhood, with
-    the restart mass of the seeds the neighbourhood holds, and the references of its fused
-    text hits (read here, the excluded papers left out)."""
+    the restart mass of the seeds the neighbourhood holds, the references of its fused
+    text hits and, for a search from `given` papers, the papers most linked to them (read
+    here, the excluded papers left out)."""
     hits = fused_hits(lexical, dense)
     rows = graph.read("read_references_of_papers", ids=hits, excluded=excluded) if hits else []
     references = {row["id"]: [cited for cited, _ in row["references"]] for row in rows}
     years = {cited: year for row in rows for cited, year in row["references"]}
+    links = graph.read("rank_cocited_and_coupled", ids=list(given), excluded=excluded,
+                       limit=LINKED_POOL) if given else []
+    years |= {row["id"]: row["year"] for row in links}
     return SearchEvidence(walk, lexical, dense, hood.edges,
                           {s: restart[s] for s in hood.seeds if s in restart}, hood.years,
-                          references, years)
+                          references, years, [(row["id"], float(row["score"])) for row in links])
 
 
 def fused_hits(lexical: Sequence[Hit], dense: Sequence[Hit]) -> list[str]:
@@ -115,6 +128,7 @@ def candidate_ids(evidence: SearchEvidence) -> list[str]:
     ids += [hit.id for hit in evidence.dense[:TEXT_POOL]]
     votes, _ = text_hit_votes(evidence)
     ids += sorted(votes, key=lambda paper: (-votes[paper], paper))[:VOTED_POOL]
+    ids += [paper for paper, _ in evidence.linked[:LINKED_POOL]]
     return list(dict.fromkeys(ids))
 
 
@@ -143,7 +157,8 @@ def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) ->
                | {"corpus_cited_by": np.log1p([cited_by.get(p, 0) for p in ids]),
                   "cited_by_text_hits": np.log1p([counts.get(p, 0) for p in ids]),
                   "text_hit_votes": np.log1p([10.0 * votes.get(p, 0.0) for p in ids])}
-               | age_columns(ids, years, evidence.restart))
+               | age_columns(ids, years, evidence.restart)
+               | linked_columns(ids, evidence.linked))
     values = np.column_stack([np.asarray(columns[name], dtype=np.float64)
                               for name in FEATURES]) if ids else np.zeros((0, len(FEATURES)))
     return Candidates(ids, values)
@@ -184,6 +199,19 @@ def text_columns(ids: list[str], evidence: SearchEvidence) -> dict[str, NDArray[
         "bm25_relative_score": np.array([bm25.get(p, 0.0) for p in ids]),
         "dense_log_rank": log_ranks(evidence.dense),
         "dense_cosine": np.array([cosine.get(p, floor) for p in ids]),
+    }
+
+
+def linked_columns(ids: list[str], linked: Sequence[tuple[str, float]]
+                   ) -> dict[str, NDArray[np.float64]]:
+    """A paper's place among those most linked to the given papers, and its links."""
+    place = {paper: rank for rank, (paper, _) in enumerate(linked, start=1)}
+    links = dict(linked)
+    missing = math.log(len(linked) + 1)
+    return {
+        "linked_log_rank": np.array([math.log(place[p]) if p in place else missing
+                                     for p in ids]),
+        "linked_score": np.log1p([links.get(p, 0.0) for p in ids]),
     }
 
 

@@ -373,10 +373,11 @@ def model_ordering(search: Search, state: SearchState) -> Ordering:
 
 def candidate_evidence(search: Search, state: SearchState) -> SearchEvidence:
     """What the order's candidates are drawn from: the walk's top WALK_POOL, each text
-    list's top TEXT_POOL, the neighbourhood and the seeds' restart mass."""
+    list's top TEXT_POOL, the neighbourhood and the seeds' restart mass, and for a search
+    from papers the papers most linked to them across the corpus."""
     lexical, dense = text_lists(search, state).top(TEXT_POOL)
     return gathered(search.graph, state.walked[:WALK_POOL], lexical, dense, state.hood,
-                    state.restart, search.request.exclude)
+                    state.restart, search.request.exclude, search.request.given)
 
 
 def candidates_of(search: Search, state: SearchState) -> Candidates:

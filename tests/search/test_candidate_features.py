@@ -1,6 +1,7 @@
 """The candidates' features: which papers become candidates, and what each feature counts."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -67,3 +68,19 @@ def test_features_count_links_cocitation_and_ages() -> None:
     assert row["c"]["years_before_seeds"] == pytest.approx(0.8 * 2000 + 0.2 * 1998 - 1985)
     # r has no year: it sits at the seeds' year.
     assert row["r"]["years_before_seeds"] == 0.0
+
+
+def test_a_search_from_papers_adds_the_papers_most_linked_to_them() -> None:
+    linked = replace(evidence(), linked=[("z", 4.0), ("a", 2.0)])
+    assert candidate_ids(linked) == ["s", "t", "a", "x", "q", "r", "c", "b", "z"]
+    found = candidate_features(linked, {})
+    row = {paper: dict(zip(FEATURES, found.values[i], strict=True))
+           for i, paper in enumerate(found.ids)}
+    assert row["z"]["linked_log_rank"] == 0.0 and row["z"]["linked_score"] == math.log(5.0)
+    assert row["a"]["linked_log_rank"] == pytest.approx(math.log(2))
+    # A paper outside the list sits just past its end, with no links.
+    assert row["s"]["linked_log_rank"] == pytest.approx(math.log(3))
+    assert row["s"]["linked_score"] == 0.0
+    # Without given papers the list is empty and every candidate alike.
+    plain = candidate_features(evidence(), {})
+    assert set(plain.column("linked_score")) == {0.0}

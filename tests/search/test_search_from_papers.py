@@ -96,3 +96,24 @@ def test_a_request_needs_text_or_papers() -> None:
 def cypher(graph: Graph, text: str) -> list[dict]:
     with graph.driver.session(database=graph.database) as session:
         return [record.data() for record in session.run(text)]
+
+
+@pytest.mark.integration
+def test_papers_most_linked_to_the_given_ones_by_cocitation_and_coupling(
+        graph: Graph) -> None:
+    """g1 and g2 are given. c1 and c2 cite g1 and p, and c2 also g2: p is co-cited three
+    times (twice with g1, once with g2); c1 also cites q (once); r shares g2's reference x
+    (coupled once); the excluded s cites g1 and t, which must not count; the given papers
+    are never ranked."""
+    edges = [("c1", "g1"), ("c1", "p"), ("c1", "q"), ("c2", "g1"), ("c2", "p"),
+             ("g2", "x"), ("r", "x"), ("c2", "g2"), ("s", "g1"), ("s", "t")]
+    papers = sorted({paper for edge in edges for paper in edge})
+    with graph.driver.session(database=graph.database) as session:
+        session.run("UNWIND $ids AS id CREATE (:Paper {id: id, title: id, year: 2000})",
+                    ids=papers).consume()
+        session.run("UNWIND $edges AS e MATCH (u:Paper {id: e[0]}), (v:Paper {id: e[1]}) "
+                    "CREATE (u)-[:CITES]->(v)", edges=edges).consume()
+    rows = graph.read("rank_cocited_and_coupled", ids=["g1", "g2"], excluded=["s"], limit=10)
+
+    assert [(row["id"], row["score"]) for row in rows] == [("p", 3), ("q", 1), ("r", 1)]
+    assert all(row["year"] == 2000 for row in rows)
