@@ -6,9 +6,11 @@ caches), then a warm pass (every Delta reused).
         --limit 20 --out var/bench/search-latency.json
     python -m crase.bench.search_latency --sample-queries 50      # a corpus without queries
 
-Each query excludes its source paper, as in the quality benchmark. `--sample-queries N`
-makes N queries from the graph itself for a corpus that has no query set (the generated
-one): the first six title words of papers with citations, each excluding its paper.
+Each query excludes its source paper, as in the quality benchmark, and starts from the
+papers its line gives (`seed_ids`, bench/query_sets.py), so each query form can be
+timed. `--sample-queries N` makes N queries from the graph itself for a corpus that has no
+query set (the generated one): the first six title words of papers with citations, each
+excluding its paper.
 Prints, per pass, the median and 90th percentile of every stage (the pipeline's own list,
 search/pipeline.py STAGES), of the time outside every stage (opening the Run and closing
 it: the Run node, its links and its status are written there) and of the whole search,
@@ -61,7 +63,8 @@ def run_pass(graph: Graph, backends: SearchBackends, settings: Settings,
     print(f"{label} pass, load average {load_average()}", flush=True)
     for number, query in enumerate(queries, start=1):
         request = SearchRequest(query=query["query"], params=settings.search,
-                                exclude=[query["source_paper_id"]])
+                                exclude=[query["source_paper_id"]],
+                                seed_ids=query.get("seed_ids") or [])
         start = time.perf_counter()
         result = run_search(graph, backends, request)
         wall = time.perf_counter() - start
