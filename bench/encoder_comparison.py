@@ -42,6 +42,7 @@ import json
 import os
 import random
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,7 +246,7 @@ def rank_queries(encoder: ComparedEncoder, index: DenseIndex, queries: list[Benc
                        [q.id for q in with_text], [paper_text(q.text, "") for q in with_text],
                        cache, progress=False)
     vectors = dict(zip([q.id for q in with_text], encoder.finish(raw), strict=True))
-    rankings = []
+    rankings: list[list[str]] = []
     for query in queries:
         if query.id not in vectors:
             rankings.append([])
@@ -315,8 +316,6 @@ def zip_parts(weights: Path, archive: str) -> list[Path]:
 def unpack_mpnet(weights: Path, unpacked: Path) -> Path:
     folder = unpacked / MPNET_FOLDER
     if not (folder / "model.safetensors").is_file():
-        import zipfile
-
         parts = zip_parts(weights, MPNET_ZIP)
         unpacked.mkdir(parents=True, exist_ok=True)
         whole = unpacked / MPNET_ZIP
@@ -371,6 +370,10 @@ def report_quality(choice: str, encoder: ComparedEncoder, args: argparse.Namespa
     present = set(corpus.ids)
     query_sets = {path: resolve_file_queries(read_query_file(path), present)
                   for path in args.queries}
+    for path, queries in query_sets.items():
+        if not queries:
+            raise EvaluationError(f"{path}: no query can be evaluated on {args.papers}; "
+                                  "give the papers.jsonl of the corpus the queries were made on")
     named = {p for queries in query_sets.values() for q in queries
              for p in (*q.relevant, q.source_id, *q.seed_ids)}
     pool = corpus.subset(choose_pool(corpus, named, args.pool))
