@@ -306,7 +306,8 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
             jobs.append(Job(0, name, "bm25", "bm25"))
         if "dense" in wanted:
             jobs.append(Job(1, name, "dense", "dense"))
-        if "cocitation" in wanted:
+        if "cocitation" in wanted and any(q.seed_ids for q in data.queries):
+            # It ranks from given papers alone: nothing to run on a set without them.
             jobs.append(Job(1, name, "cocitation", "cocitation"))
         for system, config in walks.items():
             if system in wanted:

@@ -68,6 +68,9 @@ def test_a_walk_with_a_model_file_orders_by_that_model(graph: Graph, settings: S
     assert backends.order_model is None  # the shared backends keep their own model
 
 
+TEXT_QUERY = " ".join(["word"] * 12)  # a `text`-form query: the form every model has
+
+
 def examples(count: int, first_year: int) -> list[TrainingExample]:
     """Queries whose relevant candidates stand out on `cited_by_seeds`."""
     generator = np.random.default_rng(3)
@@ -77,7 +80,7 @@ def examples(count: int, first_year: int) -> list[TrainingExample]:
         labels = values[:, FEATURES.index("cited_by_seeds")] > 1.0
         labels[0] = True
         found.append(TrainingExample(
-            TrainingQuery(f"s{q}", "", first_year + q % 3, frozenset({f"p{q}-0"})),
+            TrainingQuery(f"s{q}", TEXT_QUERY, first_year + q % 3, frozenset({f"p{q}-0"})),
             Candidates([f"p{q}-{i}" for i in range(20)], values), labels.astype(float)))
     return found
 
