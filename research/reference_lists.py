@@ -110,8 +110,10 @@ def parse_ris(text: str) -> list[ReferenceItem]:
 
 def ris_fields(record: RisRecord) -> dict[str, str]:
     """A RIS record's title, year, authors, DOI, links and arXiv note under BibTeX's names."""
-    notes = [note.removeprefix("arXiv:") for note in record.all(*RIS_NOTES)
-             if note.lower().startswith("arxiv:")]
+    # `arXiv:2101.01234` (Crase), `arXiv: hep-th/9711200` (Zotero), perhaps with a class
+    # after it (`[hep-th]`): the first word after the colon.
+    notes = [words[0] for note in record.all(*RIS_NOTES) if note.lower().startswith("arxiv:")
+             for words in [note.split(":", 1)[1].split()] if words]
     return {"title": record.first(*RIS_TITLE) or "",
             "year": (record.first(*RIS_YEAR) or "")[:4],
             "author": " and ".join(record.all("AU", "A1")),

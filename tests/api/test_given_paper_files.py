@@ -210,3 +210,86 @@ def test_a_text_match_of_a_search_from_papers_alone_says_what_it_matched() -> No
         "full-text match of the given papers' titles; the evidence graph did not reach it"]
     assert describe_evidence(paper, None, text=matched_text("tachyons"))[0].startswith(
         "full-text match of the query;")
+
+
+# Records in the shapes the tools themselves write, not written from a format description:
+# Zotero's RIS export (CRLF line ends, `DA  - 1998///`, the arXiv id in a note, the access
+# date in Y2), EndNote's (a byte-order mark, values wrapped onto untagged lines, an `ER  -`
+# without its trailing space), arXiv's "Export BibTeX citation" (eprint, archivePrefix,
+# primaryClass) and Zotero's BibTeX export (braced capitals, an arXiv URL and a note).
+ZOTERO_RIS = (
+    "TY  - JOUR\r\nTI  - The Large N Limit of Superconformal Field Theories and "
+    "Supergravity\r\nAU  - Maldacena, Juan\r\nT2  - Advances in Theoretical and "
+    "Mathematical Physics\r\nDA  - 1998///\r\nPY  - 1998\r\nDO  - "
+    "10.4310/ATMP.1998.v2.n2.a1\r\nVL  - 2\r\nIS  - 2\r\nSP  - 231\r\nEP  - 252\r\n"
+    "UR  - http://arxiv.org/abs/hep-th/9711200\r\nY2  - 2026/12/01/10:20:31\r\n"
+    "N1  - arXiv: hep-th/9711200\r\nER  - \r\n\r\n"
+    "TY  - PREPRINT\r\nTI  - Wilson loops in large N field theories\r\nAU  - Maldacena, "
+    "Juan\r\nDA  - 1998/03/02/\r\nPY  - 1998\r\nDP  - arXiv.org\r\nUR  - "
+    "http://arxiv.org/abs/hep-th/9803002\r\nY2  - 2026/12/01/10:21:02\r\nER  - \r\n\r\n")
+ENDNOTE_RIS = (
+    "\ufeffTY  - JOUR\nAB  - We study the large N limit of superconformal field theories\n"
+    "and their relation to supergravity.\nAU  - Maldacena, J.\nDB  - EndNote\nRIS\n"
+    "DO  - 10.1023/A:1026654312961\nKW  - AdS/CFT\nholography\nPY  - 1999\n"
+    "T2  - International Journal of Theoretical Physics\nTI  - The Large N limit of "
+    "superconformal field theories and supergravity\nVL  - 38\nID  - 123\nER  -\n")
+ARXIV_BIBTEX = r"""@misc{maldacena1997large,
+      title={The Large N Limit of Superconformal Field Theories and Supergravity},
+      author={Juan M. Maldacena},
+      year={1997},
+      eprint={hep-th/9711200},
+      archivePrefix={arXiv},
+      primaryClass={hep-th},
+      url={https://arxiv.org/abs/hep-th/9711200},
+}
+"""
+ZOTERO_BIBTEX = r"""
+@article{maldacena_large_1998,
+	title = {The {Large} {N} {Limit} of {Superconformal} {Field} {Theories} and {Supergravity}},
+	volume = {2},
+	issn = {10950761, 10950753},
+	url = {http://arxiv.org/abs/hep-th/9711200},
+	doi = {10.4310/ATMP.1998.v2.n2.a1},
+	number = {2},
+	urldate = {2026-12-01},
+	journal = {Advances in Theoretical and Mathematical Physics},
+	author = {Maldacena, Juan},
+	year = {1998},
+	note = {arXiv: hep-th/9711200},
+	pages = {231--252},
+}
+
+@misc{maldacena_wilson_1998,
+	title = {Wilson loops in large {N} field theories},
+	url = {http://arxiv.org/abs/hep-th/9803002},
+	doi = {10.48550/arXiv.hep-th/9803002},
+	publisher = {arXiv},
+	author = {Maldacena, Juan},
+	month = mar,
+	year = {1998},
+}
+"""
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("zotero.ris", ZOTERO_RIS, [
+        ("10.4310/ATMP.1998.v2.n2.a1", "hep-th/9711200",
+         "The Large N Limit of Superconformal Field Theories and Supergravity"),
+        (None, "hep-th/9803002", "Wilson loops in large N field theories")]),
+    ("endnote.ris", ENDNOTE_RIS, [
+        ("10.1023/A:1026654312961", None,
+         "The Large N limit of superconformal field theories and supergravity")]),
+    ("arxiv.bib", ARXIV_BIBTEX, [
+        (None, "hep-th/9711200",
+         "The Large N Limit of Superconformal Field Theories and Supergravity")]),
+    ("zotero.bib", ZOTERO_BIBTEX, [
+        ("10.4310/ATMP.1998.v2.n2.a1", "hep-th/9711200",
+         "The Large N Limit of Superconformal Field Theories and Supergravity"),
+        ("10.48550/arXiv.hep-th/9803002", "hep-th/9803002",
+         "Wilson loops in large N field theories")]),
+])
+def test_files_in_the_reference_managers_own_shapes(tmp_path: Path, name: str, text: str,
+                                                    expected: list[tuple]) -> None:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    assert identifiers(path) == expected
