@@ -53,7 +53,8 @@ import numpy as np
 from crase.bench.evaluation import Scored, evaluate, scored_ranking
 from crase.bench.machine_state import load_average
 from crase.bench.metrics import average_precision_at_k, hit_at_k, hits_at_k
-from crase.bench.query_sets import read_query_file, seed_ids_of
+from crase.bench.quality import query_in
+from crase.bench.query_sets import read_query_file
 from crase.bench.significance import Difference, mean_difference, pooled_difference
 from crase.bench.split_zip import extract_member
 from crase.bench.systems import BenchQuery
@@ -150,17 +151,9 @@ def read_corpus(path: Path, limit: int = 0) -> Corpus:
 
 def resolve_file_queries(rows: list[dict[str, Any]], present: set[str]) -> list[BenchQuery]:
     """resolve_queries (bench/quality.py) against a corpus file instead of the graph: the
-    same rules, the same queries kept."""
-    queries = []
-    for row in rows:
-        source = row["source_paper_id"]
-        seeds = tuple(p for p in seed_ids_of(row) if p in present)
-        relevant = frozenset(r for r in row["relevant_ids"] if r in present) - {source}
-        relevant -= set(seeds)
-        if source in present and relevant and (seeds or row["query"].strip()):
-            queries.append(BenchQuery(row["query_id"], row["query"], relevant, source, None,
-                                      seeds))
-    return queries
+    same rules (query_in), the same queries kept."""
+    return [query for row in rows
+            if not isinstance(query := query_in(row, present, None), str)]
 
 
 def choose_pool(corpus: Corpus, named: set[str], size: int, seed: int = POOL_SEED

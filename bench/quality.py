@@ -242,22 +242,28 @@ def resolve_queries(graph: Graph, rows: list[dict[str, Any]]
     queries, dropped, outside = [], {"no relevant paper in the graph": 0,
                                      "source paper not in the graph": 0}, 0
     for row in rows:
-        source = row["source_paper_id"]
-        seeds = tuple(p for p in seed_ids_of(row) if p in present)
-        relevant = frozenset(r for r in row["relevant_ids"] if r in present) - {source}
-        relevant -= set(seeds)
         outside += len(set(row["relevant_ids"]) - present)
-        if source not in present:
-            dropped["source paper not in the graph"] += 1
-        elif not relevant:
-            dropped["no relevant paper in the graph"] += 1
-        elif not seeds and not row["query"].strip():
-            reason = "no query text and no given paper in the graph"
-            dropped[reason] = dropped.get(reason, 0) + 1
+        query = query_in(row, present, years.get(row["source_paper_id"]))
+        if isinstance(query, str):
+            dropped[query] = dropped.get(query, 0) + 1
         else:
-            queries.append(BenchQuery(row["query_id"], row["query"], relevant, source,
-                                      years.get(source), seeds))
+            queries.append(query)
     return queries, dropped, outside
+
+
+def query_in(row: dict[str, Any], present: set[str], year: int | None) -> BenchQuery | str:
+    """A query line restricted to the `present` papers (resolve_queries' rules), or why it
+    is dropped."""
+    source = row["source_paper_id"]
+    seeds = tuple(p for p in seed_ids_of(row) if p in present)
+    relevant = frozenset(r for r in row["relevant_ids"] if r in present) - {source} - set(seeds)
+    if source not in present:
+        return "source paper not in the graph"
+    if not relevant:
+        return "no relevant paper in the graph"
+    if not seeds and not row["query"].strip():
+        return "no query text and no given paper in the graph"
+    return BenchQuery(row["query_id"], row["query"], relevant, source, year, seeds)
 
 
 def open_dataset(spec: DatasetSpec, options: Options) -> Dataset:
