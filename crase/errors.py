@@ -268,9 +268,14 @@ class RayUnavailable(CraseError):
     cluster cannot hold the workers asked for."""
 
 
-class OrderModelInvalid(SettingsError):
-    """A learned ranking model file is missing, unreadable, or names features the search
-    does not compute (`crase train-order` writes one)."""
+class RankingModelInvalid(SettingsError):
+    """A learned ranking model (models/lambdarank.py) is not a LightGBM model, or ranks by
+    other features than this version computes."""
+
+
+class OrderModelInvalid(RankingModelInvalid):
+    """The search's order model is missing, unreadable, of another format, or names
+    features the search does not compute (`crase train-order` writes one)."""
 
 
 class EntailmentModelInvalid(SettingsError):
