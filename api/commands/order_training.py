@@ -2,13 +2,12 @@
 citations (search/order_training.py)."""
 
 import argparse
-import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crase.search.request import QUERY_FORMS
+from crase.search.request import ORDER_FORMS
 from crase.settings import Settings
 
 ORDER = 85  # place in `crase --help` (api/cli.py): before `bench`
@@ -30,13 +29,17 @@ def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary
                       handler: Callable[[argparse.Namespace, Settings], int]) -> None:
     train = subparsers.add_parser(
         name, help=summary,
-        description="Draws source papers published before --before-year, runs each one's "
-                    "title and first two abstract sentences as a search with the paper and "
-                    "its edges hidden, and fits a linear model that ranks its in-corpus "
-                    "references first. Writes the model with a description of its training "
-                    "data; set CRASE_ORDER_MODEL to the file to search with it (the "
-                    "learned order is the default).")
-    train.add_argument("--out", type=Path, required=True, help="the model file (JSON)")
+        description="Draws source papers published before --before-year, asks each one in "
+                    "every query form (title and two abstract sentences, the title, three "
+                    "of its references given, one abstract sentence) as a search over the "
+                    "graph as it was before --before-year, the paper hidden with its "
+                    "edges, and fits one LambdaRank model per form (LightGBM) that ranks "
+                    "its in-corpus references first. Writes a model folder (model.json "
+                    "and one LightGBM text file per form) with a description of its "
+                    "training data; set CRASE_ORDER_MODEL to the folder to search with it "
+                    "(the learned order is the default).")
+    train.add_argument("--out", type=Path, required=True,
+                       help="the model folder (model.json and <form>.txt)")
     train.add_argument("--corpus", required=True,
                        help="the corpus's name, stored in the description (e.g. hep-th)")
     train.add_argument("--before-year", type=int, required=True,
@@ -44,13 +47,14 @@ def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary
     train.add_argument("--from-year", type=int,
                        help="draw only papers published in this year or later (the shipped "
                             "model: 2002, the year before its benchmark's queries)")
-    train.add_argument("--queries", type=int, default=400,
-                       help="training queries drawn (default 400)")
+    train.add_argument("--queries", type=int, default=1500,
+                       help="source papers drawn (default 1500)")
     train.add_argument("--seed", type=int, default=0, help="the draw's random seed")
-    train.add_argument("--forms", nargs="+", choices=QUERY_FORMS, default=list(QUERY_FORMS),
+    train.add_argument("--forms", nargs="+", choices=ORDER_FORMS, default=list(ORDER_FORMS),
                        help="query forms to train a model for, each source paper asked in "
                             "every one (text: title and two sentences; words: the title "
-                            "alone; papers: 3 of its references given); default: all")
+                            "alone; papers: 3 of its references given; idea: one abstract "
+                            "sentence); default: all")
     train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
                        help="a query set (queries.jsonl) whose source papers are never drawn")
     train.set_defaults(handler=handler)
@@ -65,9 +69,11 @@ def run_old_name(args: argparse.Namespace, settings: Settings) -> int:
 def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.bench.query_sets import source_paper_ids
     from crase.graph import Graph
-    from crase.search.order_model import save_model
+    from crase.progress import CountProgress
+    from crase.search.order_model import save_models
     from crase.search.order_training import (
         gather_examples,
+        hidden_as_of,
         in_forms,
         read_training_queries,
         train_order_model,
@@ -76,22 +82,21 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
 
     held = source_paper_ids(args.hold_out)
 
-    def progress(done: int, total: int) -> None:
-        if done % 50 == 0 or done == total:
-            print(f"{done}/{total} training queries", file=sys.stderr, flush=True)
-
     with Graph.connect(settings.database) as graph:
         queries = in_forms(read_training_queries(graph, args.before_year, args.queries,
                                                  args.seed, held_out=held,
                                                  from_year=args.from_year),
                            args.forms, args.seed)
-        examples = gather_examples(graph, build_search_backends(settings), settings.search,
-                                   queries, progress)
-    model = train_order_model(examples, args.out.stem, args.corpus, training_settings(
+        counter = CountProgress()
+        examples = gather_examples(
+            graph, build_search_backends(settings), settings.search, queries,
+            hidden_as_of(graph, args.before_year),
+            lambda done, total: counter.update("training queries", done, total))
+    models = train_order_model(examples, args.out.name, args.corpus, training_settings(
         args, outside=len(queries) - len(examples)))
-    save_model(model, args.out)
+    save_models(models, args.out)
     for form in args.forms:
-        trained = model.for_form(form)
+        trained = models.for_form(form)
         if trained is not None:
             print(f"model: {args.out}, {form} form: {trained.description['queries']} queries, "
                   f"{trained.description['queries_with_a_relevant_candidate']} with a "
