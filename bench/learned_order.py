@@ -48,6 +48,7 @@ from crase.search.order_training import (
     TrainingExample,
     TrainingQuery,
     hidden_as_of,
+    how_drawn,
     in_forms,
     labelled,
     read_training_queries,
@@ -251,16 +252,14 @@ def variant_features(ablations: bool) -> dict[str, tuple[str, ...]]:
 
 def training_description(args: argparse.Namespace, train: list[TrainingExample]
                          ) -> dict[str, Any]:
-    """How the training queries were drawn, for the description of a saved model;
-    refuses a training query from `before_year` on."""
+    """How the training queries were drawn, for the description of a saved model (the
+    same as `crase train-order` writes for the same draw); refuses a training query from
+    `before_year` on."""
     if any(year is None or year >= args.before_year
            for year in (e.query.year for e in train)):
         raise SystemExit(f"a training query is not from before {args.before_year}")
-    return {"before_year": args.before_year, "from_year": args.from_year,
-            "seed": args.seed, "held_out_query_files": args.held_out_names,
-            "command": f"python -m crase.bench.learned_order collect --train {len(train)} "
-                       f"--from-year {args.from_year} --before-year {args.before_year} "
-                       f"--seed {args.seed}"}
+    return how_drawn(args.corpus, args.queries, args.before_year, args.from_year, args.seed,
+                     args.forms, args.held_out_names)
 
 
 def evaluate(args: argparse.Namespace) -> None:
@@ -346,6 +345,10 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--before-year", type=int, default=2003)
     measure.add_argument("--from-year", type=int)
     measure.add_argument("--seed", type=int, default=0)
+    measure.add_argument("--queries", type=int, default=0,
+                         help="source papers `collect --train` drew (for the description)")
+    measure.add_argument("--forms", nargs="+", choices=ORDER_FORMS, default=list(ORDER_FORMS),
+                         help="forms `collect --train` asked them in (for the description)")
     measure.add_argument("--held-out-names", nargs="*", default=[],
                          help="names of the query files held out of the draw")
     measure.set_defaults(handler=evaluate)

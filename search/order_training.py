@@ -189,6 +189,20 @@ def labelled(candidates: Candidates, query: TrainingQuery) -> TrainingExample:
     return TrainingExample(query, candidates, labels)
 
 
+def how_drawn(corpus: str, queries: int, before_year: int, from_year: int | None, seed: int,
+              forms: Sequence[str], held_out: Sequence[str]) -> dict[str, Any]:
+    """How the training queries were drawn, with the `crase train-order` command that
+    draws them again, for a model's description (the benchmark's `collect` draws the
+    same queries through the same path, so a model it fits says the same)."""
+    from_flag = f" --from-year {from_year}" if from_year is not None else ""
+    return {"before_year": before_year, "from_year": from_year, "seed": seed,
+            "held_out_query_files": list(held_out),
+            "command": f"crase train-order --corpus {corpus} --queries {queries} "
+                       f"--before-year {before_year}{from_flag} --seed {seed} "
+                       f"--forms {' '.join(forms)}"
+                       + "".join(f" --hold-out {name}" for name in held_out)}
+
+
 def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: str,
                       settings: dict[str, Any], features: Sequence[str] = DEFAULT_FEATURES,
                       params: LambdaRankParams = DEFAULT_PARAMS) -> OrderModels:

@@ -5,7 +5,6 @@ import argparse
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from crase.search.request import ORDER_FORMS
 from crase.settings import Settings
@@ -74,6 +73,7 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.order_training import (
         gather_examples,
         hidden_as_of,
+        how_drawn,
         in_forms,
         read_training_queries,
         train_order_model,
@@ -92,8 +92,10 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
             graph, build_search_backends(settings), settings.search, queries,
             hidden_as_of(graph, args.before_year),
             lambda done, total: counter.update("training queries", done, total))
-    models = train_order_model(examples, args.out.name, args.corpus, training_settings(
-        args, outside=len(queries) - len(examples)))
+    held_out = [held_out_name(path) for path in args.hold_out]
+    models = train_order_model(examples, args.out.name, args.corpus, how_drawn(
+        args.corpus, args.queries, args.before_year, args.from_year, args.seed, args.forms,
+        held_out))
     save_models(models, args.out)
     for form in args.forms:
         trained = models.for_form(form)
@@ -108,17 +110,3 @@ def held_out_name(path: Path) -> str:
     """A query set as its folder and file name (hepth/queries.jsonl): the file name alone
     is the same for every corpus."""
     return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
-
-
-def training_settings(args: argparse.Namespace, outside: int) -> dict[str, Any]:
-    """How the training queries were drawn, and the command that drew them, for the
-    model's description."""
-    held = [held_out_name(path) for path in args.hold_out]
-    from_year = f" --from-year {args.from_year}" if args.from_year is not None else ""
-    return {"before_year": args.before_year, "from_year": args.from_year, "seed": args.seed,
-            "held_out_query_files": held,
-            "queries_the_search_orders_otherwise": outside,
-            "command": f"crase train-order --corpus {args.corpus} --queries {args.queries} "
-                       f"--before-year {args.before_year}{from_year} --seed {args.seed} "
-                       f"--forms {' '.join(args.forms)}"
-                       + "".join(f" --hold-out {name}" for name in held)}

@@ -186,6 +186,7 @@ def test_shipped_models_were_trained_on_pre_2003_hep_th_only() -> None:
         assert described["corpus"] == "hep-th"
         assert described["before_year"] == 2003 and described["source_year_max"] < 2003
         assert described["held_out_query_files"] == ["hepth/queries.jsonl"]
+        assert described["command"].startswith("crase train-order --corpus hep-th")
         sources = described["sources"]
         assert len(sources) == described["queries"] > 0
         assert all(year is not None and year < 2003 for _, year in sources)
