@@ -64,6 +64,10 @@ class TrainingOptions:
     def __post_init__(self) -> None:
         check_positive("--l2", self.l2)
         check_positive("--mined-weight", self.mined_weight)
+        if not 0 <= self.seed < 2**32:
+            # numpy's and scikit-learn's generators take no other seed.
+            raise TrainingFlagInvalid(f"--seed must be between 0 and 2**32 - 1, got "
+                                      f"{self.seed}; rerun with such a seed")
 
 
 def check_positive(flag: str, value: float) -> None:
@@ -200,7 +204,8 @@ def fit_head(table: PairTable, mean: FloatArray, scale: FloatArray,
     # One thread: a sum split over threads may round differently from one machine to the
     # next, and the file must be the same bytes everywhere.
     with threadpool_limits(limits=1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # iterations are reported
+        # The file records the iterations (33 at the shipped --l2, of 2,000 allowed).
+        warnings.simplefilter("ignore", ConvergenceWarning)
         head.fit(x, table.labels, sample_weight=table.weights)
     coef = np.asarray(head.coef_, dtype=np.float64)
     if not np.all(np.isfinite(coef)) or not np.all(np.isfinite(head.intercept_)):

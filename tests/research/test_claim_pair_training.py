@@ -122,7 +122,7 @@ def test_a_bad_training_row_is_a_named_error(tmp_path: Path,
 @pytest.mark.parametrize("flags", [
     ["--l2", "0"], ["--l2", "-0.01"], ["--l2", "nan"], ["--l2", "inf"],
     ["--limit", "0"], ["--limit", "-5"], ["--mined-weight", "0"], ["--dev-folds", "1"],
-    ["--neutral-share", "1.5"]])
+    ["--neutral-share", "1.5"], ["--seed", "-1"]])
 def test_a_flag_out_of_range_is_a_named_error_and_writes_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]) -> None:
     nli = write_nli(tmp_path / "nli")
