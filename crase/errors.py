@@ -281,3 +281,18 @@ class OrderModelInvalid(RankingModelInvalid):
 class EntailmentModelInvalid(SettingsError):
     """A claim-pair classifier file is missing, unreadable, or not one `crase
     train-entailment` wrote."""
+
+
+class EntailmentModelOutdated(EntailmentModelInvalid):
+    """A claim-pair classifier file of an earlier format (the hand-fit head of
+    crase-claim-pair-classifier/1), which this version no longer reads: retrain it."""
+
+
+class TrainingFlagInvalid(CraseError):
+    """A flag of a training command is outside its range (`crase train-entailment --l2 0`,
+    `--limit -1`): refused before any data is read or any file written."""
+
+
+class ClaimPairFitFailed(CraseError):
+    """The claim-pair head came out of its fit with weights that are not finite numbers;
+    nothing is written."""

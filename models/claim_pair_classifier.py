@@ -8,7 +8,7 @@ offline scorer) and tokenised once; a pair then costs only the head:
 - dense features of the pair: [u, v, u*v, |u-v|, cos(u, v)] of the hypothesis vector u and
   the premise vector v, and word-overlap features (`overlap_features`), standardised with
   the training set's mean and scale;
-- a hidden ReLU layer over them (none in a linear model), then four logits;
+- a linear map of them to four logits;
 - plus a "wide" linear term per claim: hashed words, word pairs and opening words of the
   hypothesis and of the premise (`hashed_words`), each with a weight per class. It is
   computed once per claim, so a claim matrix pays it n + m times, not n x m.
@@ -17,10 +17,12 @@ The probability that the cited claim grounds the citing claim is P(entailment) +
 P(reasoning), the two-class reading of the Crase paper's Table 6; the threshold for a
 grounded verdict was chosen on the dev sets and is stored with the weights.
 
+The weights are a multinomial logistic regression fit by scikit-learn
+(`research/claim_pair_training.py`, `crase train-entailment`); scoring needs numpy alone.
 Everything is numpy in float64 from weights stored as float32: the same claims and vectors
-give the same probabilities to the last digit. The file is JSON (the learned order's
-habit) with each array as base64 of its little-endian bytes, written by
-`research/claim_pair_training.py` (`crase train-entailment`).
+give the same probabilities to the last digit. The file is plain JSON (no pickle) with
+each array as base64 of its little-endian bytes. A file of the earlier format (a hand-fit
+head, possibly with a hidden layer) is refused with EntailmentModelOutdated.
 """
 
 import base64
@@ -35,12 +37,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import EntailmentModelInvalid
+from crase.errors import EntailmentModelInvalid, EntailmentModelOutdated
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-FORMAT = "crase-claim-pair-classifier/1"
+FORMAT = "crase-claim-pair-classifier/2"
+OUTDATED_FORMATS = ("crase-claim-pair-classifier/1",)
 LABELS = ("entailment", "reasoning", "contrasting", "neutral")
 GROUNDED = (0, 1)  # entailment and reasoning: the cited claim grounds the citing one
 # The model `crase score` and the search use unless told otherwise (docs/entailment.md).
@@ -55,8 +58,7 @@ OVERLAP_FEATURES = ("hypothesis_words_in_premise", "premise_words_in_hypothesis"
                     "shared_numbers", "negation_in_hypothesis")
 NEGATIONS = frozenset("not no never cannot neither nor without fail fails failed lack "
                       "lacks unable".split())
-ARRAYS = ("mean", "scale", "hidden_weights", "hidden_bias", "out_weights", "out_bias",
-          "wide_hypothesis", "wide_premise")
+ARRAYS = ("mean", "scale", "out_weights", "out_bias", "wide_hypothesis", "wide_premise")
 
 
 def claim_words(text: str) -> list[str]:
@@ -109,10 +111,6 @@ class ClaimPairClassifier:
     description: dict[str, Any] = field(default_factory=dict)
     name: str = "minilm-int8-scinli"
 
-    @property
-    def hidden_units(self) -> int:
-        return int(self.arrays["hidden_bias"].shape[0])
-
     def claim_terms(self, texts: Sequence[str]) -> tuple[list[list[str]], FloatArray,
                                                          FloatArray]:
         """Each claim's words and its wide term as a hypothesis and as a premise
@@ -149,8 +147,6 @@ class ClaimPairClassifier:
 
     def dense_logits(self, dense: FloatArray) -> FloatArray:
         x = (dense - self.arrays["mean"]) / self.arrays["scale"]
-        if self.hidden_units:
-            x = np.maximum(x @ self.arrays["hidden_weights"] + self.arrays["hidden_bias"], 0.0)
         return x @ self.arrays["out_weights"] + self.arrays["out_bias"]
 
 
@@ -215,6 +211,11 @@ def load_classifier(path: Path | None = None) -> ClaimPairClassifier:
         raise EntailmentModelInvalid(
             f"{path} is not a claim-pair model ({error}); retrain it with "
             "`crase train-entailment`") from error
+    if isinstance(stored, dict) and stored.get("format") in OUTDATED_FORMATS:
+        raise EntailmentModelOutdated(
+            f"{path} is a {stored['format']} model, which this version no longer reads; "
+            "retrain it with `crase train-entailment`, or unset "
+            "CRASE_MODELS__ENTAILMENT_MODEL to use the shipped model")
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:
         raise EntailmentModelInvalid(
             f"{path} is not a {FORMAT} file; retrain it with `crase train-entailment`")

@@ -1,4 +1,5 @@
-"""Training the claim-pair classifier (models/claim_pair_classifier.py) with numpy alone.
+"""Training the claim-pair classifier (models/claim_pair_classifier.py): multinomial
+logistic regression fit by scikit-learn's L-BFGS.
 
 Data: the human-labelled SciNLI training pairs, and optionally pairs mined from corpus
 abstracts by their linking phrases (research/linked_sentences.py), weighted below the human
@@ -6,21 +7,23 @@ ones. The dev sets (SciNLI dev, MSciNLI dev) only choose the stored threshold an
 figures; the test sets are never read.
 
 Every distinct sentence is embedded once by the frozen encoder the search uses for claims,
-in sorted order and one call, so a rerun sees the same vectors. The head is fit by
-minibatch Adam on the softmax cross-entropy over the four classes, with an L2 penalty; the
-minibatch order comes from a seeded generator, so the same data, encoder and options give
-the same file to the last byte (tests/research/test_claim_pair_training.py).
+in sorted order and one call, so a rerun sees the same vectors. The head is a linear
+softmax over the standardised dense pair features and each side's hashed words, with an L2
+penalty, fit to convergence in one thread: the same data, encoder and options give the same
+file to the last byte (tests/research/test_claim_pair_training.py).
 """
 
+import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import NliDataInvalid
+from crase.errors import ClaimPairFitFailed, NliDataInvalid, TrainingFlagInvalid
 from crase.models.claim_pair_classifier import (
     GROUNDED,
     LABELS,
@@ -30,10 +33,15 @@ from crase.models.claim_pair_classifier import (
     hashed_words,
     pair_features,
     round_weights,
-    softmax,
 )
 from crase.models.minilm import SentenceEncoder
 from crase.research.linked_sentences import LabelledPair
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+# scikit-learn, scipy and threadpoolctl (a second to import) are imported where a head is
+# fit, as this module's other users (the entailment bench) need none of them.
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -41,15 +49,33 @@ IntArray = NDArray[np.int64]
 
 @dataclass(frozen=True)
 class TrainingOptions:
-    hidden_units: int = 0  # 0: a linear head
-    epochs: int = 20
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    l2: float = 1e-4  # on the dense weights
-    wide_l2: float = 1e-5  # on the hashed-word weights
-    mined_weight: float = 0.5  # a mined pair counts this much of a human-labelled one
+    """The head's options; the shipped model's are `crase train-entailment`'s defaults
+    (api/commands/entailment_training.py)."""
+
+    # L2 penalty per unit of the weighted mean loss: scikit-learn's C = 1 / (l2 x the
+    # pairs' total weight), so a value means the same whatever the number of pairs.
+    l2: float
+    mined_weight: float  # a mined pair counts this much of a human-labelled one
     buckets: int = 2**15
-    seed: int = 0
+    seed: int = 0  # the out-of-fold draw (--dev-folds) and scikit-learn's random_state
+    max_iterations: int = 2000
+    tolerance: float = 1e-6
+
+    def __post_init__(self) -> None:
+        check_positive("--l2", self.l2)
+        check_positive("--mined-weight", self.mined_weight)
+        if not 0 <= self.seed < 2**32:
+            # numpy's and scikit-learn's generators take no other seed.
+            raise TrainingFlagInvalid(f"--seed must be between 0 and 2**32 - 1, got "
+                                      f"{self.seed}; rerun with such a seed")
+
+
+def check_positive(flag: str, value: float) -> None:
+    """A penalty or weight must be a finite number above 0: anything else fits a head of
+    NaN or infinite weights, or none."""
+    if not (math.isfinite(value) and value > 0):
+        raise TrainingFlagInvalid(f"{flag} must be a finite number above 0, got {value}; "
+                                  "rerun with such a value")
 
 
 @dataclass
@@ -128,7 +154,7 @@ def pair_table(pairs: Sequence[LabelledPair], texts: list[str], vectors: FloatAr
 
 
 def gather_words(table: PairTable, text_rows: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
-    """(pair position in the batch, bucket, weight) of every hashed word of the texts."""
+    """(pair position, bucket, weight) of every hashed word of the texts."""
     starts, ends = table.word_start[text_rows], table.word_start[text_rows + 1]
     lengths = ends - starts
     position = np.repeat(np.arange(len(text_rows)), lengths)
@@ -137,90 +163,61 @@ def gather_words(table: PairTable, text_rows: IntArray) -> tuple[IntArray, IntAr
     return position, table.word_index[at], table.word_weight[at]
 
 
-class Adam:
-    """Adam over a dict of arrays, updated in place."""
+def wide_columns(table: PairTable, text_rows: IntArray, buckets: int) -> "sparse.csr_matrix":
+    """One side's hashed words as a sparse pairs x buckets block (a text's buckets are
+    distinct, so no entry is summed)."""
+    from scipy import sparse
 
-    def __init__(self, params: dict[str, FloatArray], rate: float) -> None:
-        self.rate, self.step = rate, 0
-        self.first = {k: np.zeros_like(v) for k, v in params.items()}
-        self.second = {k: np.zeros_like(v) for k, v in params.items()}
-
-    def update(self, params: dict[str, FloatArray], grads: dict[str, FloatArray]) -> None:
-        self.step += 1
-        b1, b2 = 0.9, 0.999
-        for k, grad in grads.items():
-            self.first[k] = b1 * self.first[k] + (1 - b1) * grad
-            self.second[k] = b2 * self.second[k] + (1 - b2) * grad * grad
-            m = self.first[k] / (1 - b1 ** self.step)
-            s = self.second[k] / (1 - b2 ** self.step)
-            params[k] -= self.rate * m / (np.sqrt(s) + 1e-8)
+    position, bucket, weight = gather_words(table, text_rows)
+    return sparse.csr_matrix((weight, (position, bucket)), shape=(len(text_rows), buckets))
 
 
-def initial_params(features: int, options: TrainingOptions,
-                   rng: np.random.Generator) -> dict[str, FloatArray]:
-    classes, hidden = len(LABELS), options.hidden_units
-    params = {"hidden_weights": rng.normal(0, np.sqrt(2 / features), (features, hidden)),
-              "hidden_bias": np.zeros(hidden),
-              "out_weights": rng.normal(0, np.sqrt(1 / max(hidden or features, 1)),
-                                        (hidden or features, classes)) * 0.1,
-              "out_bias": np.zeros(classes),
-              "wide_hypothesis": np.zeros((options.buckets, classes)),
-              "wide_premise": np.zeros((options.buckets, classes))}
-    return params
+def design_matrix(table: PairTable, mean: FloatArray, scale: FloatArray,
+                  buckets: int) -> "sparse.csr_matrix":
+    """[standardised dense features | hypothesis words | premise words], one row a pair:
+    the columns whose weights are the stored out_weights, wide_hypothesis, wide_premise."""
+    from scipy import sparse
 
-
-Gathered = tuple[IntArray, IntArray, FloatArray]
-
-
-def forward(params: dict[str, FloatArray], x: FloatArray, table: PairTable,
-            rows: IntArray) -> tuple[FloatArray, FloatArray, list[Gathered]]:
-    """(logits, hidden activations, each side's gathered words) of the batch's pairs."""
-    hidden: FloatArray = (np.maximum(x @ params["hidden_weights"] + params["hidden_bias"], 0.0)
-              if params["hidden_bias"].size else x)
-    logits = hidden @ params["out_weights"] + params["out_bias"]
-    sides: list[Gathered] = []
-    for name, text_rows in (("wide_hypothesis", table.hypothesis[rows]),
-                            ("wide_premise", table.premise[rows])):
-        position, bucket, weight = gather_words(table, text_rows)
-        np.add.at(logits, position, weight[:, None] * params[name][bucket])
-        sides.append((position, bucket, weight))
-    return logits, hidden, sides
+    dense = sparse.csr_matrix((table.dense - mean) / scale)
+    return sparse.hstack([dense, wide_columns(table, table.hypothesis, buckets),
+                          wide_columns(table, table.premise, buckets)], format="csr")
 
 
 def fit_head(table: PairTable, mean: FloatArray, scale: FloatArray,
-             options: TrainingOptions) -> dict[str, FloatArray]:
-    rng = np.random.default_rng(options.seed)
-    x_all = (table.dense - mean) / scale
-    params = initial_params(x_all.shape[1], options, rng)
-    adam = Adam(params, options.learning_rate)
-    onehot = np.eye(len(LABELS))[table.labels]
-    for _ in range(options.epochs):
-        order = rng.permutation(len(table.labels))
-        for start in range(0, len(order), options.batch_size):
-            rows = order[start:start + options.batch_size]
-            grads = head_gradients(params, x_all[rows], table, rows, onehot[rows],
-                                   table.weights[rows], options)
-            adam.update(params, grads)
-    return params
+             options: TrainingOptions) -> tuple[dict[str, FloatArray], int]:
+    """Multinomial logistic regression by L-BFGS (scikit-learn) over the design matrix,
+    one thread: (the head's arrays, L-BFGS iterations). `l2` is the penalty per unit of
+    the weighted mean loss, so it means the same whatever the number of pairs."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
-
-def head_gradients(params: dict[str, FloatArray], x: FloatArray, table: PairTable,
-                   rows: IntArray, targets: FloatArray, weights: FloatArray,
-                   options: TrainingOptions) -> dict[str, FloatArray]:
-    logits, hidden, sides = forward(params, x, table, rows)
-    g = (softmax(logits) - targets) * (weights / weights.sum())[:, None]
-    grads = {"out_weights": hidden.T @ g + options.l2 * params["out_weights"],
-             "out_bias": g.sum(axis=0)}
-    if params["hidden_bias"].size:
-        back = (g @ params["out_weights"].T) * (hidden > 0)
-        grads["hidden_weights"] = x.T @ back + options.l2 * params["hidden_weights"]
-        grads["hidden_bias"] = back.sum(axis=0)
-    for name, (position, bucket, weight) in zip(("wide_hypothesis", "wide_premise"), sides,
-                                                strict=True):
-        grad = options.wide_l2 * params[name]
-        np.add.at(grad, bucket, weight[:, None] * g[position])
-        grads[name] = grad
-    return grads
+    present = sorted(set(table.labels.tolist()))
+    if present != list(range(len(LABELS))):
+        raise NliDataInvalid(
+            f"the training pairs hold only {[LABELS[i] for i in present]}; give pairs of "
+            f"all four classes ({', '.join(LABELS)})")
+    x = design_matrix(table, mean, scale, options.buckets)
+    head = LogisticRegression(C=1.0 / (options.l2 * float(table.weights.sum())),
+                              max_iter=options.max_iterations, tol=options.tolerance,
+                              random_state=options.seed)
+    # One thread: a sum split over threads may round differently from one machine to the
+    # next, and the file must be the same bytes everywhere.
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # The file records the iterations (33 at the shipped --l2, of 2,000 allowed).
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        head.fit(x, table.labels, sample_weight=table.weights)
+    coef = np.asarray(head.coef_, dtype=np.float64)
+    if not np.all(np.isfinite(coef)) or not np.all(np.isfinite(head.intercept_)):
+        raise ClaimPairFitFailed(
+            "the fitted claim-pair head has weights that are not finite; check the "
+            "training files' sentences and retrain with another --l2")
+    dense, buckets = len(mean), options.buckets
+    params = {"out_weights": coef[:, :dense].T.copy(),
+              "out_bias": np.asarray(head.intercept_, dtype=np.float64),
+              "wide_hypothesis": coef[:, dense:dense + buckets].T.copy(),
+              "wide_premise": coef[:, dense + buckets:].T.copy()}
+    return params, int(np.max(head.n_iter_))
 
 
 def predict(model: ClaimPairClassifier, texts: list[str], vectors: FloatArray,
@@ -262,10 +259,11 @@ def fit_classifier(training: Sequence[LabelledPair], texts: list[str], vectors: 
     train = pair_table(training, texts, vectors, options.buckets, options.mined_weight)
     mean = train.dense.mean(axis=0)
     scale = np.where(train.dense.std(axis=0) > 1e-6, train.dense.std(axis=0), 1.0)
-    params = fit_head(train, mean, scale, options)
+    params, iterations = fit_head(train, mean, scale, options)
     return round_weights(ClaimPairClassifier(
         encoder, options.buckets, 0.5, {"mean": mean, "scale": scale, **params},
-        {**description, "options": asdict(options)}))
+        {**description, "options": asdict(options), "iterations": iterations,
+         "learner": "scikit-learn LogisticRegression (multinomial, lbfgs)"}))
 
 
 def count_sources(pairs: Sequence[LabelledPair]) -> dict[str, int]:
@@ -330,9 +328,10 @@ def train_classifier(training: Sequence[LabelledPair],
 def out_of_fold(training: Sequence[LabelledPair], dev: Mapping[str, Sequence[LabelledPair]],
                 tables: Mapping[str, PairTable], texts: list[str], vectors: FloatArray,
                 encoder: str, options: TrainingOptions, folds: int) -> dict[str, FloatArray]:
-    """Each dev pair's probabilities from the model whose training left its fold out."""
-    rng = np.random.default_rng(options.seed)
-    fold_of = {name: rng.integers(0, folds, len(pairs)) for name, pairs in dev.items()}
+    """Each dev pair's probabilities from the model whose training left its fold out. The
+    folds are stratified by label within each set (SciNLI dev is sorted by label)."""
+    fold_of = {name: stratified_folds(tables[name].labels, folds, options.seed)
+               for name in dev}
     out = {name: np.zeros((len(pairs), len(LABELS))) for name, pairs in dev.items()}
     for fold in range(folds):
         kept = [pair for name, pairs in dev.items()
@@ -342,3 +341,20 @@ def out_of_fold(training: Sequence[LabelledPair], dev: Mapping[str, Sequence[Lab
             held = fold_of[name] == fold
             out[name][held] = predict(model, texts, vectors, table)[held]
     return out
+
+
+def stratified_folds(labels: IntArray, folds: int, seed: int) -> IntArray:
+    """The fold of each pair: `folds` folds, each class spread evenly over them, drawn with
+    `seed`."""
+    from sklearn.model_selection import StratifiedKFold
+
+    fold_of = np.zeros(len(labels), dtype=np.int64)
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    try:
+        for fold, (_, held) in enumerate(splitter.split(np.zeros(len(labels)), labels)):
+            fold_of[held] = fold
+    except ValueError as error:
+        raise TrainingFlagInvalid(
+            f"--dev-folds {folds} is more folds than a dev set's classes have pairs "
+            f"({error}); rerun with fewer folds") from error
+    return fold_of

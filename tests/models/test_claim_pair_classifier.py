@@ -1,14 +1,16 @@
 """The claim-pair classifier and its entailment scorer, server-free: the shipped file loads
 with its stored threshold, a batch gives one matrix per edge, the same batch gives the same
-numbers to the last digit, and a file that is not a model is a named error."""
+numbers to the last digit, a file that is not a model is a named error, and a file of the
+earlier format (the hand-fit head) is a named error of its own that says to retrain."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from crase.errors import EntailmentModelInvalid
-from crase.models.claim_pair_classifier import LABELS, SHIPPED_MODEL, load_classifier
+from crase.errors import EntailmentModelInvalid, EntailmentModelOutdated
+from crase.models.claim_pair_classifier import FORMAT, LABELS, SHIPPED_MODEL, load_classifier
 from crase.scoring.claims import Claim
 from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
 
@@ -83,3 +85,16 @@ def test_a_file_that_is_no_model_is_a_named_error(tmp_path: Path) -> None:
     with pytest.raises(EntailmentModelInvalid, match="crase train-entailment"):
         load_classifier(broken)
     assert SHIPPED_MODEL.stat().st_size < 25_000_000
+
+
+def test_a_file_of_the_hand_fit_format_says_to_retrain(tmp_path: Path) -> None:
+    shipped = json.loads(SHIPPED_MODEL.read_text(encoding="utf-8"))
+    assert shipped["format"] == FORMAT == "crase-claim-pair-classifier/2"
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**shipped, "format": "crase-claim-pair-classifier/1"}),
+                   encoding="utf-8")
+    with pytest.raises(EntailmentModelOutdated) as raised:
+        load_classifier(old)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "no longer reads" in message and "retrain it with `crase train-entailment`" in message
