@@ -45,6 +45,12 @@ class CorpusError(CraseError):
     """An input corpus cannot be read at all (missing file, unreadable encoding)."""
 
 
+class DatasetEmpty(CorpusError):
+    """No shard of a publisher's dataset yielded a record (each empty, cut off or corrupt
+    shard is a bad_shard reject, every other line a reject too): nothing would be loaded,
+    and a bulk import would replace the database with an empty one."""
+
+
 class ProviderError(CraseError):
     """An external metadata provider (Semantic Scholar, Crossref, arXiv) failed."""
 

@@ -108,11 +108,12 @@ def save_models(models: OrderModels, folder: Path) -> None:
     for stale in folder.glob("*.txt"):
         if stale.stem not in models.forms:
             stale.unlink()
-    manifest = {"format": FORMAT, "name": models.name, "forms": {}}
+    forms: dict[str, Any] = {}
     for form, model in sorted(models.forms.items()):
         (folder / f"{form}.txt").write_text(model.ranking.text, encoding="utf-8")
-        manifest["forms"][form] = {"file": f"{form}.txt", "features": list(model.features),
-                                   "description": model.description}
+        forms[form] = {"file": f"{form}.txt", "features": list(model.features),
+                       "description": model.description}
+    manifest = {"format": FORMAT, "name": models.name, "forms": forms}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n",
                                    encoding="utf-8")
 

@@ -4,7 +4,6 @@ run per model folder on every query and compares each with the search's own mode
 previous default. No server: the runs are written into the store by hand."""
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -24,10 +23,10 @@ from crase.bench.quality import (
 from crase.bench.report import write_report
 from crase.bench.run_store import RunStore
 from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
-from crase.graph import Graph
-from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
 from crase.errors import EvaluationError
+from crase.graph import Graph
 from crase.models.lambdarank import LambdaRankParams
+from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
 from crase.search.order_model import SHIPPED_MODEL, load_models, model_at, save_models
 from crase.search.order_training import (
     DEFAULT_FEATURES,
