@@ -22,18 +22,22 @@ from pydantic import ValidationError
 from crase.errors import GivenPapersUnknown, InvalidRequest, ReferenceFileUnreadable
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
-from crase.research.bibtex import read_bibtex
+from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
 from crase.research.reference_lists import ReferenceItem, reference_from_fields, ris_fields
 from crase.research.reference_resolution import resolve_references
-from crase.research.ris import read_ris, tagged
+from crase.research.ris import MAX_RIS_CHARS, read_ris, tagged
 from crase.search.request import MAX_GIVEN_PAPERS
 from crase.search.text_ranking import has_searchable_word
+from crase.user_files import read_user_text
 
 MAX_ENTRY_CHARS = 2000  # a typed entry: a title at most (ReferenceItem's bound)
 UNKNOWN_SHOWN = 10  # unknown entries named in the one-line message (all are in `unknown`)
 LABEL_CHARS = 120
 BIBTEX_SUFFIXES = (".bib", ".bibtex", ".biblatex")
 RIS_SUFFIXES = (".ris",)
+# The most bytes a reference file may have: its parser's character limit, at 4 bytes a
+# character of UTF-8, and a byte-order mark.
+MAX_REFERENCE_FILE_BYTES = 4 * max(MAX_BIBTEX_CHARS, MAX_RIS_CHARS) + 3
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,11 @@ def file_entry(key: str, reference: ReferenceItem | None) -> GivenEntry:
 
 
 def read_reference_file(path: Path) -> list[GivenEntry]:
-    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it)."""
+    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it),
+    refused before it is read when it is no regular file or past MAX_REFERENCE_FILE_BYTES."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_user_text(path, "the reference file", MAX_REFERENCE_FILE_BYTES,
+                              encoding="utf-8-sig")
     except FileNotFoundError:
         raise ReferenceFileUnreadable(f"no file {path}; give the path of a .bib or .ris "
                                       "file") from None

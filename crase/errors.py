@@ -249,6 +249,16 @@ class UserTextTooLarge(InvalidRequest):
     or an entry longer than its limit; the message names the limit."""
 
 
+class UserFileNotRegular(InvalidRequest):
+    """A file named by a person is no regular file (a device such as /dev/zero, a FIFO, a
+    socket, a folder): refused by what it is, before it is opened."""
+
+
+class UserFileTooLarge(UserTextTooLarge):
+    """A file named by a person is larger than its limit (or grew past it while it was
+    read); refused before, or as soon as, the limit is passed."""
+
+
 class ParseDeadlineExceeded(InvalidRequest):
     """A parse of user text used more CPU time than its deadline allows: text built to be
     slow to read is refused rather than read."""
