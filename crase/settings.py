@@ -581,6 +581,19 @@ class ApiSettings(BaseModel):
     )
 
 
+class RunSettings(BaseModel):
+    """How long recorded runs are kept (`crase runs prune`, docs/runs-and-exports.md)."""
+
+    keep_runs: int = Field(
+        1000, ge=0, le=10_000_000,
+        description="`crase runs prune` keeps at least the newest this many finished runs "
+        "(0 to 10,000,000); a starred or exported run is never pruned")
+    keep_days: float = Field(
+        90.0, ge=0, le=36_500, allow_inf_nan=False,
+        description="`crase runs prune` keeps every run started less than this many days "
+        "ago (0 to 36,500); a run is pruned only past both keep_runs and keep_days")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CRASE_", env_nested_delimiter="__", env_file=".env", extra="ignore"
@@ -594,6 +607,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     order_model: Path | None = Field(
         None,
         description="The model file of the learned order (search.order learned; `crase "
