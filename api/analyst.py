@@ -73,8 +73,9 @@ from crase.errors import (
     AnalystQueryUnanswered,
     DatabaseAuthFailed,
     DatabaseUnavailable,
+    QueryMemoryExceeded,
 )
-from crase.graph import Graph, auth_failed_message
+from crase.graph import Graph, auth_failed_message, is_out_of_memory, memory_message
 from crase.neo4j_driver import (
     AuthError,
     ClientError,
@@ -516,6 +517,8 @@ def translated_errors(timeout_s: float, stage: Stage) -> Iterator[None]:
                 f"the query ran past {timeout_s:g} s and was stopped") from err
         raise AnalystQueryInvalid(neo4j_reason(code, err.message, stage.prefix)) from err
     except Neo4jError as err:
+        if is_out_of_memory(err):
+            raise QueryMemoryExceeded(memory_message("the analyst query")) from err
         log.warning("analyst query failed in the database: %s: %s", err.code, err.message)
         raise AnalystQueryInvalid(neo4j_reason(err.code, err.message, stage.prefix)) from err
     except RecursionError as err:

@@ -58,6 +58,7 @@ from crase.errors import (
     PaperVectorsMismatch,
     ParameterAboveServerCap,
     ProviderUnavailable,
+    QueryMemoryExceeded,
     QueryTimedOut,
     RunNotCancellable,
     RunNotFinished,
@@ -84,6 +85,7 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     RunNotCancellable: 409,
     RunNotFinished: 409,
     RunQueueFull: 429,
+    QueryMemoryExceeded: 422,  # the request asked too much of one transaction
     ModelError: 502,
     DatabaseUnavailable: 503,
     ProviderUnavailable: 503,

@@ -29,6 +29,12 @@ class QueryTimedOut(DatabaseError):
     """The database ended a query at its transaction timeout (a request's time ran out)."""
 
 
+class QueryMemoryExceeded(DatabaseError):
+    """A query needed more memory than one transaction may use (`database.transaction_memory`,
+    Neo4j's db.memory.transaction.max) and the database ended it; the rest of the server
+    went on."""
+
+
 class ServerStartError(DatabaseError):
     """The self-managed Neo4j server did not come up; its log path is in the message."""
 

@@ -47,6 +47,11 @@ class DatabaseSettings(BaseModel):
         60.0, gt=0, le=86_400, allow_inf_nan=False,
         description="Transaction timeout of every read the application sends that sets none "
         "of its own: the database ends the read past it")
+    transaction_memory: str = Field(
+        "512m", pattern=r"^[1-9][0-9]*[kmgKMG]?$",
+        description="The self-managed server's db.memory.transaction.max: the most heap one "
+        "transaction may use (e.g. 512m, 1g); past it the database ends that transaction "
+        "(QueryMemoryExceeded) instead of running out of heap for every other one")
     transaction_timeout_s: float = Field(
         900.0, gt=0, le=86_400, allow_inf_nan=False,
         description="The self-managed server's db.transaction.timeout: the longest any "

@@ -361,3 +361,16 @@ def test_ranges_of_known_small_size_stay_allowed(patient: TestClient, query: str
                                                  params: dict[str, Any]) -> None:
     status, body = cypher(patient, query, **params)
     assert status == 200, body
+
+
+@pytest.mark.integration
+def test_a_query_past_the_transaction_memory_limit_is_a_named_error_and_others_go_on(
+        patient: TestClient) -> None:
+    # db.memory.transaction.max (database.transaction_memory, 512m) ends this transaction
+    # before the server's heap runs out for every other one.
+    status, body = cypher(patient, "UNWIND range(1, 60000000) AS i "
+                                   "RETURN size(collect(toString(i))) AS n")
+    assert status == 422, body
+    assert body["error"] == "QueryMemoryExceeded"
+    assert "CRASE_DATABASE__TRANSACTION_MEMORY" in body["detail"]
+    assert cypher(patient, "RETURN 1 AS one")[1]["rows"] == [{"one": 1}]
