@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from crase.api.commands.search import finite_number, whole_number
 from crase.errors import NliDataInvalid
 from crase.settings import Settings
 
@@ -34,26 +35,29 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--mine", type=Path, action="append", default=[], metavar="FILE",
                        help="a corpus's papers.jsonl whose abstracts give linked pairs "
                             "(repeat for several corpora)")
-    train.add_argument("--hidden-units", type=int, default=SHIPPED["hidden_units"],
+    train.add_argument("--hidden-units", type=whole_number(0, 4096),
+                       default=SHIPPED["hidden_units"],
                        help="units of the hidden layer; 0 = a linear head (default "
                             f"{SHIPPED['hidden_units']})")
-    train.add_argument("--epochs", type=int, default=SHIPPED["epochs"],
+    train.add_argument("--epochs", type=whole_number(1, 1000), default=SHIPPED["epochs"],
                        help=f"passes over the training pairs (default {SHIPPED['epochs']})")
-    train.add_argument("--l2", type=float, default=SHIPPED["l2"],
+    train.add_argument("--l2", type=finite_number(0, None), default=SHIPPED["l2"],
                        help=f"L2 penalty on the dense weights (default {SHIPPED['l2']})")
-    train.add_argument("--mined-weight", type=float, default=SHIPPED["mined_weight"],
+    train.add_argument("--mined-weight", type=finite_number(0, None),
+                       default=SHIPPED["mined_weight"],
                        help="weight of a mined pair against a human-labelled one (default "
                             f"{SHIPPED['mined_weight']})")
-    train.add_argument("--neutral-share", type=float, default=SHIPPED["neutral_share"],
+    train.add_argument("--neutral-share", type=finite_number(0, 1),
+                       default=SHIPPED["neutral_share"],
                        help="share of abstracts that give a neutral pair (default "
                             f"{SHIPPED['neutral_share']})")
-    train.add_argument("--seed", type=int, default=SHIPPED["seed"],
+    train.add_argument("--seed", type=whole_number(0, None), default=SHIPPED["seed"],
                        help="seed of the minibatch order and the neutral draw")
-    train.add_argument("--dev-folds", type=int, default=0, metavar="K",
+    train.add_argument("--dev-folds", type=whole_number(0, 100), default=0, metavar="K",
                        help="train on the dev pairs too: K-fold out-of-fold predictions "
                             "choose the threshold and give the printed figures, and the "
                             "model is fit on every pair (default 0: dev only chooses)")
-    train.add_argument("--limit", type=int, default=None,
+    train.add_argument("--limit", type=whole_number(1, None), default=None,
                        help="read only the first N pairs of each file and N abstracts of "
                             "each corpus (a quick check, not a model to ship)")
     train.set_defaults(handler=run_train_entailment)
@@ -68,6 +72,9 @@ def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
     from crase.research.linked_sentences import LabelledPair, mine_pairs, read_abstracts
     from crase.search.roles.offline_entailment import claim_encoder
 
+    if args.dev_folds == 1:
+        raise NliDataInvalid("--dev-folds 1 leaves no pair out of its fold; give 0 (dev only "
+                             "chooses) or 2 or more")
     if not args.nli.is_dir():
         raise NliDataInvalid(f"{args.nli} is not a folder; give --nli the folder holding "
                              "scinli/ and mscinli/")
