@@ -28,8 +28,8 @@ host allows them), and is killed with everything it started at the timeout.
 
 import ast
 import functools
+import importlib.machinery
 import importlib.metadata
-import importlib.util
 import re
 import sys
 import tempfile
@@ -516,13 +516,19 @@ def dependencies(code: str, prose: str, scan: TextScan | None = None) -> list[di
 
 
 def module_found(name: str) -> bool:
-    """Whether a top-level module of this name is on the path. Only a top-level name: for a
-    dotted one, find_spec imports the parent packages, running their code (`this.x` printed
-    the Zen of Python, `venv.__main__.x` ran venv's command line)."""
+    """Whether a top-level module of this name is built in, already imported, or on the
+    path, found without running any code. Only a top-level name: for a dotted one,
+    find_spec imports the parent packages (`this.x` printed the Zen of Python,
+    `venv.__main__.x` ran venv's command line). And only the finders that read the file
+    system: `importlib.util.find_spec` also asks every finder on sys.meta_path, and
+    setuptools' finder answers a question about `distutils` by importing its own copy of
+    it (241 modules loaded into the server by `import distutils` in a paper's text)."""
     if not name.isidentifier():
         return False
+    if name in sys.modules or name in sys.builtin_module_names:
+        return True
     try:
-        return importlib.util.find_spec(name) is not None
+        return importlib.machinery.PathFinder.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
 
