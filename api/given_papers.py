@@ -19,7 +19,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from crase.errors import GivenPapersUnknown, InvalidRequest, ReferenceFileUnreadable
+from crase.errors import (
+    GivenPapersUnknown,
+    InvalidRequest,
+    ParameterAboveServerCap,
+    ReferenceFileUnreadable,
+)
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
 from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
@@ -157,9 +162,12 @@ def read_reference_file(path: Path) -> list[GivenEntry]:
     return reference_file_entries(text, path.name)
 
 
-def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
+def resolve_given(graph: Graph, entries: list[GivenEntry],
+                  max_titles: int | None = None) -> GivenPapers:
     """Each entry resolved to a graph paper (ids first, in one query; then DOI, arXiv id
-    and title as crase.research.reference_resolution finds them); the rest listed."""
+    and title as crase.research.reference_resolution finds them); the rest listed.
+    `max_titles`: how many entries not found by id may be named by a title alone (each a
+    full-text query), past which ParameterAboveServerCap (the HTTP API's cap)."""
     if len(entries) > MAX_GIVEN_PAPERS:
         raise InvalidRequest(f"{len(entries)} papers to start from; give at most "
                              f"{MAX_GIVEN_PAPERS} (a reference list, not a corpus)")
@@ -169,6 +177,12 @@ def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
              for index, entry in enumerate(entries) if any(key in titles for key in entry.ids)}
     pending = {index: entry.reference for index, entry in enumerate(entries)
                if index not in by_id and entry.reference is not None}
+    by_title = sum(not (ref.doi or ref.arxiv_id) for ref in pending.values() if ref)
+    if max_titles is not None and by_title > max_titles:
+        raise ParameterAboveServerCap(
+            f"{by_title} of the papers to start from are named by a title alone; this "
+            f"server looks up at most {max_titles} titles a request "
+            "(api.given_papers_max_titles); name the others by arXiv id, DOI or graph id")
     resolved = dict(zip(pending, resolve_references(graph, list(pending.values())),
                         strict=True))
     given = GivenPapers()
@@ -200,7 +214,7 @@ def require_all_found(given: GivenPapers) -> list[str]:
         "leave them out", given.unknown)
 
 
-def resolve_typed(graph: Graph, texts: list[str]) -> list[str]:
+def resolve_typed(graph: Graph, texts: list[str], max_titles: int | None = None) -> list[str]:
     """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
     GivenPapersUnknown naming each one not found."""
-    return require_all_found(resolve_given(graph, typed_entries(texts)))
+    return require_all_found(resolve_given(graph, typed_entries(texts), max_titles))

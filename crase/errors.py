@@ -239,6 +239,16 @@ class RunQueueFull(CraseError):
         self.retry_after_s = retry_after_s
 
 
+class WorkBusy(CraseError):
+    """As many requests of one heavy kind of work (text tools, given papers, citation gaps,
+    literature maps, search submissions) are in progress as its `api.*_max_in_flight`
+    setting allows; `retry_after_s` says when to try again."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class EdgeValidationError(InvalidRequest):
     """A human-validation sample of evidence-graph edges cannot be drawn as asked, or the
     annotators' labels cannot be imported or reported (unknown item, missing or unknown

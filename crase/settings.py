@@ -539,6 +539,37 @@ class ApiSettings(BaseModel):
     analyst_grace_s: float = Field(
         5.0, gt=0, le=600, allow_inf_nan=False, description="How long past "
         "analyst_timeout_s the HTTP API waits for the database before it answers 504")
+    text_tools_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="Text-tool requests (POST /code-extract, /entailment-data) in progress "
+        "at once; more are answered 429 with Retry-After (1 to 256)")
+    given_papers_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="Requests resolving papers to start a search from (POST /searches with "
+        "seed_ids, the search page's box) at once; more are answered 429 (1 to 256)")
+    given_papers_max_titles: int = Field(
+        20, ge=1, le=100,
+        description="Papers one request may name by title alone (each a full-text query); "
+        "ids, arXiv ids and DOIs do not count (1 to 100)")
+    citation_gaps_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="POST /citation-gaps requests in progress at once; more are answered "
+        "429 (1 to 256)")
+    citation_gaps_max_references: int = Field(
+        500, ge=1, le=5000,
+        description="BibTeX entries one POST /citation-gaps resolves at most; a longer "
+        "reference list is refused with the limit (1 to 5,000)")
+    literature_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="POST /evolution and /landscape requests in progress at once; more are "
+        "answered 429 (1 to 256)")
+    search_submissions_max_in_flight: int = Field(
+        8, ge=1, le=256,
+        description="POST /searches requests being accepted at once (their runs then wait "
+        "for a search worker); more are answered 429 (1 to 256)")
+    busy_retry_after_s: int = Field(
+        5, ge=1, le=3600,
+        description="The Retry-After of a 429 from a busy kind of work, in seconds")
     search_workers: int = Field(
         2, ge=1, le=32, description="Searches run at once by the HTTP API; more wait in a queue"
     )
