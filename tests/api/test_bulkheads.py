@@ -21,7 +21,8 @@ from tests.api.conftest import API_KEY, HEALTHY, api_settings_for
 from tests.recording_graph import RecordingGraph
 
 DOCUMENT = {"filename": "paper.md", "use_model": False,
-            "text": "We solve it as follows.\n\n```python\nimport numpy as np\nx = np.ones(3)\n```\n"}
+            "text": "We solve it as follows.\n\n```python\nimport numpy as np\n"
+                    "x = np.ones(3)\n```\n"}
 
 
 def test_a_bulkhead_holds_its_size_and_refuses_one_more_at_once() -> None:
