@@ -221,6 +221,11 @@ class AnalystQueryUnanswered(AnalystQueryTimeout):
     + `api.analyst_grace_s`); it may still be running it, and its slot stays taken."""
 
 
+class AnalystClientGone(AnalystQueryTimeout):
+    """The client of an analyst query went away; its transactions were ended and no other
+    was begun (the answer has no one to go to)."""
+
+
 class AnalystQueriesBusy(CraseError):
     """Every analyst slot (`api.analyst_max_in_flight`) holds a query the database has not
     finished; `retry_after_s` says when to try again."""
