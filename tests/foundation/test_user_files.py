@@ -103,3 +103,12 @@ def test_every_command_refuses_dev_zero_and_a_fifo_in_one_line(
         error = capsys.readouterr().err
         assert f"{named} is {kind}, not a regular file" in error
         assert error.count("\n") == 1 and "Traceback" not in error
+
+
+def test_validation_sheets_and_keys_are_refused_by_name(fifo: Path) -> None:
+    from crase.research.edge_validation import read_json, read_sheet
+
+    with pytest.raises(UserFileNotRegular, match="/dev/zero is a character device"):
+        read_sheet(Path("/dev/zero"))
+    with pytest.raises(UserFileNotRegular, match="is a FIFO"):
+        read_json(fifo, "give the folder `crase validate export` wrote")
