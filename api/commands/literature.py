@@ -86,6 +86,9 @@ def read_text(path: Path, what: str) -> str:
         return read_user_text(path, what, MAX_TEXT_FILE_BYTES)
     except UnicodeDecodeError as err:
         raise InvalidRequest(f"{what} {path} is not UTF-8 text; save it as UTF-8") from err
+    except FileNotFoundError as err:
+        raise InvalidRequest(f"{what} {path} is not a file; give the path of a text "
+                             "file") from err
     except OSError as err:
         raise InvalidRequest(f"{what} {path} cannot be read ({err.strerror}); give the path "
                              "of a text file") from err
