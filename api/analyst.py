@@ -58,13 +58,15 @@ import math
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from crase.errors import (
+    AnalystClientGone,
     AnalystQueriesBusy,
     AnalystQueryInvalid,
     AnalystQueryRefused,
@@ -73,8 +75,9 @@ from crase.errors import (
     AnalystQueryUnanswered,
     DatabaseAuthFailed,
     DatabaseUnavailable,
+    QueryMemoryExceeded,
 )
-from crase.graph import Graph, auth_failed_message
+from crase.graph import Graph, auth_failed_message, is_out_of_memory, memory_message
 from crase.neo4j_driver import (
     AuthError,
     ClientError,
@@ -238,12 +241,40 @@ class AnalystSlots:
 
 
 def answer_analyst_query(graph: Graph, slots: AnalystSlots, api: ApiSettings, text: str,
-                         params: dict[str, Any]) -> AnalystResult:
+                         params: dict[str, Any],
+                         stop: "RequestStop | None" = None) -> AnalystResult:
     """Refuse what cannot be answered safely, then run the query in a slot; see the module
-    docstring."""
+    docstring. `stop`: the request's id and whether its client went away."""
     check_text(text)
     return slots.run(lambda: run_analyst_query(graph, text, params, api.analyst_timeout_s,
-                                               api.analyst_row_limit))
+                                               api.analyst_row_limit, stop))
+
+
+@dataclass
+class RequestStop:
+    """One HTTP request's transactions: each carries `request_id` in its metadata, and
+    `stop_request` ends them when the client has gone (a query that outlived its client
+    held an analyst slot to its timeout)."""
+
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return {"crase_request": self.request_id}
+
+
+def stop_request(graph: Graph, stop: RequestStop) -> int:
+    """End the transactions of a request whose client went away, and keep it from starting
+    another; how many were ended."""
+    stop.stopped.set()
+    ids = [row["id"] for row in graph.read("read_request_transactions",
+                                           request=stop.request_id)]
+    if not ids:
+        return 0
+    ended = graph.write("terminate_transactions", ids=ids)
+    log.info("request %s: client gone, %d transactions ended", stop.request_id, len(ended))
+    return len(ended)
 
 
 @dataclass
@@ -253,29 +284,35 @@ class Stage:
 
 
 def run_analyst_query(graph: Graph, text: str, params: dict[str, Any], timeout_s: float,
-                      row_limit: int) -> AnalystResult:
-    """Check the plan, then run the query read-only, both within `timeout_s`."""
+                      row_limit: int, stop: RequestStop | None = None) -> AnalystResult:
+    """Check the plan, then run the query read-only, both within `timeout_s`; each
+    transaction tagged with the request's id, and none begun once its client is gone."""
     started = time.perf_counter()
     stage = Stage(prefix=len(EXPLAIN))
+    stop = stop or RequestStop()
     with translated_errors(timeout_s, stage), graph.driver.session(
             database=graph.database, default_access_mode="READ") as session:
-        query_type, plan = in_transaction(session, timeout_s, explain, text, params)
+        query_type, plan = in_transaction(session, timeout_s, stop, explain, text, params)
         check_plan(query_type, plan)
         stage.prefix = 0
         left = timeout_s - (time.perf_counter() - started)
         if left <= 0:
             raise AnalystQueryTimeout(f"the query ran past {timeout_s:g} s while being planned")
-        columns, rows = in_transaction(session, left, fetch_rows, text, params, row_limit)
+        columns, rows = in_transaction(session, left, stop, fetch_rows, text, params,
+                                       row_limit)
     return AnalystResult(columns, rows[:row_limit], len(rows) > row_limit, row_limit,
                          round((time.perf_counter() - started) * 1000, 1))
 
 
-def in_transaction(session: Session, timeout_s: float, work: Callable[..., T],
-                   *args: Any) -> T:
-    """`work(tx, *args)` in a read transaction the database stops after `timeout_s`."""
+def in_transaction(session: Session, timeout_s: float, stop: RequestStop,
+                   work: Callable[..., T], *args: Any) -> T:
+    """`work(tx, *args)` in a read transaction the database stops after `timeout_s`, with
+    the request's id in its metadata; none once the request's client is gone."""
+    if stop.stopped.is_set():
+        raise AnalystClientGone("the client went away before the query ran; nothing was run")
     # An explicit transaction, not execute_read: that would retry a query whose
     # connection failed, and a query that overloaded the database must not run twice.
-    with session.begin_transaction(timeout=timeout_s) as tx:
+    with session.begin_transaction(timeout=timeout_s, metadata=stop.metadata) as tx:
         return work(tx, *args)
 
 
@@ -516,6 +553,8 @@ def translated_errors(timeout_s: float, stage: Stage) -> Iterator[None]:
                 f"the query ran past {timeout_s:g} s and was stopped") from err
         raise AnalystQueryInvalid(neo4j_reason(code, err.message, stage.prefix)) from err
     except Neo4jError as err:
+        if is_out_of_memory(err):
+            raise QueryMemoryExceeded(memory_message("the analyst query")) from err
         log.warning("analyst query failed in the database: %s: %s", err.code, err.message)
         raise AnalystQueryInvalid(neo4j_reason(err.code, err.message, stage.prefix)) from err
     except RecursionError as err:

@@ -40,6 +40,7 @@ from litestar.types import Scope
 from crase.api import routes
 from crase.api.analyst import AnalystSlots
 from crase.api.auth import API_KEY_HEADER, BROWSER_PAGE, Sessions, require_api_key
+from crase.api.bulkheads import Bulkheads
 from crase.api.runs import DATABASE_DOWN, BackendsFactory, IdeaBackendsFactory, RunRegistry
 from crase.errors import (
     AnalystQueriesBusy,
@@ -58,12 +59,14 @@ from crase.errors import (
     PaperVectorsMismatch,
     ParameterAboveServerCap,
     ProviderUnavailable,
+    QueryMemoryExceeded,
     QueryTimedOut,
     RunNotCancellable,
     RunNotFinished,
     RunNotFound,
     RunQueueFull,
     SettingsError,
+    WorkBusy,
 )
 from crase.graph import Graph
 from crase.idea.roles.from_settings import build_idea_backends
@@ -84,6 +87,8 @@ ERROR_STATUS: dict[type[CraseError], int] = {
     RunNotCancellable: 409,
     RunNotFinished: 409,
     RunQueueFull: 429,
+    WorkBusy: 429,
+    QueryMemoryExceeded: 422,  # the request asked too much of one transaction
     ModelError: 502,
     DatabaseUnavailable: 503,
     ProviderUnavailable: 503,
@@ -143,7 +148,7 @@ def crase_error_response(request: Request[Any, Any, Any], error: CraseError) -> 
         log.error("%s %s failed: %s: %s", request.method, request.url.path,
                   type(error).__name__, error, exc_info=None if listed else error)
     headers = ({"Retry-After": str(error.retry_after_s)}
-               if isinstance(error, AnalystQueriesBusy | RunQueueFull) else None)
+               if isinstance(error, AnalystQueriesBusy | RunQueueFull | WorkBusy) else None)
     body: dict[str, Any] = {"status_code": status, "error": type(error).__name__,
                             "detail": client_reason(error, status)}
     if isinstance(error, GivenPapersUnknown):  # every entry not found, not only the first
@@ -310,7 +315,8 @@ def create_app(settings: Settings, graph: Graph | None = None,
         route_handlers=[*public, swagger_assets_router(), protected],
         dependencies={"graph": provide(graph), "registry": provide(registry),
                       "settings": provide(settings),
-                      "analyst_slots": provide(AnalystSlots.from_settings(settings.api))},
+                      "analyst_slots": provide(AnalystSlots.from_settings(settings.api)),
+                      "bulkheads": provide(Bulkheads(settings.api))},
         exception_handlers={CraseError: crase_error_response,
                             HTTPException: http_error_response,
                             RecursionError: too_deep_response,

@@ -83,6 +83,7 @@ def export_run(graph: "Graph", run_id: str, tracked: "TrackedRun | None",
     # Imported here: `crase export --help` reads ExportFormat, and the run views bring the
     # driver and both pipelines with them (api/cli.py).
     from crase.api.run_views import read_results, related_works, require_finished, run_weighting
+    from crase.run_retention import mark_exported
 
     record = require_finished(graph, run_id, tracked)
     results = read_results(graph, run_id, run_weighting(record))
@@ -95,6 +96,7 @@ def export_run(graph: "Graph", run_id: str, tracked: "TrackedRun | None",
         writers = {ExportFormat.CSV: to_csv, ExportFormat.BIBTEX: to_bibtex,
                    ExportFormat.RIS: to_ris}
         body = writers[export_format](record, results, related_entries(lists))
+    mark_exported(graph, run_id)  # a reference manager may hold its ids now: kept for good
     return Export(body, MEDIA_TYPES[export_format],
                   f"crase-run-{run_id}{'-related' if lists and not is_json else ''}"
                   f".{EXTENSIONS[export_format]}")

@@ -19,21 +19,30 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from crase.errors import GivenPapersUnknown, InvalidRequest, ReferenceFileUnreadable
+from crase.errors import (
+    GivenPapersUnknown,
+    InvalidRequest,
+    ParameterAboveServerCap,
+    ReferenceFileUnreadable,
+)
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
-from crase.research.bibtex import read_bibtex
+from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
 from crase.research.reference_lists import ReferenceItem, reference_from_fields, ris_fields
 from crase.research.reference_resolution import resolve_references
-from crase.research.ris import read_ris, tagged
+from crase.research.ris import MAX_RIS_CHARS, read_ris, tagged
 from crase.search.request import MAX_GIVEN_PAPERS
 from crase.search.text_ranking import has_searchable_word
+from crase.user_files import read_user_text
 
 MAX_ENTRY_CHARS = 2000  # a typed entry: a title at most (ReferenceItem's bound)
 UNKNOWN_SHOWN = 10  # unknown entries named in the one-line message (all are in `unknown`)
 LABEL_CHARS = 120
 BIBTEX_SUFFIXES = (".bib", ".bibtex", ".biblatex")
 RIS_SUFFIXES = (".ris",)
+# The most bytes a reference file may have: its parser's character limit, at 4 bytes a
+# character of UTF-8, and a byte-order mark.
+MAX_REFERENCE_FILE_BYTES = 4 * max(MAX_BIBTEX_CHARS, MAX_RIS_CHARS) + 3
 
 
 @dataclass(frozen=True)
@@ -136,9 +145,11 @@ def file_entry(key: str, reference: ReferenceItem | None) -> GivenEntry:
 
 
 def read_reference_file(path: Path) -> list[GivenEntry]:
-    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it)."""
+    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it),
+    refused before it is read when it is no regular file or past MAX_REFERENCE_FILE_BYTES."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_user_text(path, "the reference file", MAX_REFERENCE_FILE_BYTES,
+                              encoding="utf-8-sig")
     except FileNotFoundError:
         raise ReferenceFileUnreadable(f"no file {path}; give the path of a .bib or .ris "
                                       "file") from None
@@ -151,9 +162,12 @@ def read_reference_file(path: Path) -> list[GivenEntry]:
     return reference_file_entries(text, path.name)
 
 
-def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
+def resolve_given(graph: Graph, entries: list[GivenEntry],
+                  max_titles: int | None = None) -> GivenPapers:
     """Each entry resolved to a graph paper (ids first, in one query; then DOI, arXiv id
-    and title as crase.research.reference_resolution finds them); the rest listed."""
+    and title as crase.research.reference_resolution finds them); the rest listed.
+    `max_titles`: how many entries not found by id may be named by a title alone (each a
+    full-text query), past which ParameterAboveServerCap (the HTTP API's cap)."""
     if len(entries) > MAX_GIVEN_PAPERS:
         raise InvalidRequest(f"{len(entries)} papers to start from; give at most "
                              f"{MAX_GIVEN_PAPERS} (a reference list, not a corpus)")
@@ -163,6 +177,12 @@ def resolve_given(graph: Graph, entries: list[GivenEntry]) -> GivenPapers:
              for index, entry in enumerate(entries) if any(key in titles for key in entry.ids)}
     pending = {index: entry.reference for index, entry in enumerate(entries)
                if index not in by_id and entry.reference is not None}
+    by_title = sum(not (ref.doi or ref.arxiv_id) for ref in pending.values() if ref)
+    if max_titles is not None and by_title > max_titles:
+        raise ParameterAboveServerCap(
+            f"{by_title} of the papers to start from are named by a title alone; this "
+            f"server looks up at most {max_titles} titles a request "
+            "(api.given_papers_max_titles); name the others by arXiv id, DOI or graph id")
     resolved = dict(zip(pending, resolve_references(graph, list(pending.values())),
                         strict=True))
     given = GivenPapers()
@@ -194,7 +214,7 @@ def require_all_found(given: GivenPapers) -> list[str]:
         "leave them out", given.unknown)
 
 
-def resolve_typed(graph: Graph, texts: list[str]) -> list[str]:
+def resolve_typed(graph: Graph, texts: list[str], max_titles: int | None = None) -> list[str]:
     """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
     GivenPapersUnknown naming each one not found."""
-    return require_all_found(resolve_given(graph, typed_entries(texts)))
+    return require_all_found(resolve_given(graph, typed_entries(texts), max_titles))

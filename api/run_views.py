@@ -165,6 +165,8 @@ def given_papers(view: dict[str, Any]) -> list[dict[str, Any]]:
     """The papers a search started from (its request's seed_ids, each once, in order),
     with their titles where the run has seeded them."""
     ids = view.get("params", {}).get("seed_ids") or []
+    if not isinstance(ids, list):  # a summary (past STORED_ITEMS): the seeds name them
+        ids = [seed["paper_id"] for seed in view.get("seeds", [])]
     titles = {seed["paper_id"]: seed["title"] for seed in view.get("seeds", [])}
     return [{"id": paper, "title": titles.get(paper)} for paper in dict.fromkeys(ids)
             if isinstance(paper, str)]

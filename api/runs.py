@@ -149,9 +149,8 @@ class TrackedRun:
                 "(api.run_deadline_s); narrow the request or raise the deadline")
 
     def finish(self, status: RunStatus, error: str | None = None) -> None:
-        # The whole request was written to the Run node when the run opened; what stays
-        # here for up to api.runs_in_memory runs is its summary (a 9 MB exclude list was
-        # 16.7 MB a run).
+        # What stays here for up to api.runs_in_memory runs is the summary the Run node
+        # keeps too (a 9 MB exclude list kept whole was 16.7 MB a run).
         self.params = summarise_request(self.params)
         if status in ("done", "partial"):
             # A stage a finished run never entered (an idea run's report in retrieval mode).
@@ -365,7 +364,7 @@ class RunRegistry:
             self._fail(run, f"internal error: {type(error).__name__}: {error}")
 
     def _record_cancelled_before_start(self, run: TrackedRun) -> None:
-        params = run.params  # whole, for the Run node; the run keeps its summary
+        params = run.params  # the recorder keeps its summary, as the run does
         run.finish("cancelled", "cancelled before it started")
         try:
             record_cancelled_before_start(self.graph, run.id, run.kind, run.query, params)

@@ -163,7 +163,9 @@ def cosine_scorer(name: str) -> ScorerUnderTest:
     return ScorerUnderTest(scorer, stored_threshold(scorer))
 
 
-def classifier_scorer() -> ScorerUnderTest:
+def classifier_scorer(settings: Settings) -> ScorerUnderTest:
+    """The classifier of CRASE_MODELS__ENTAILMENT_MODEL (unset: the shipped model), as the
+    search builds it."""
     try:
         from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
     except ModuleNotFoundError as error:
@@ -172,7 +174,7 @@ def classifier_scorer() -> ScorerUnderTest:
         raise EvaluationError(
             "no claim-pair classifier in this installation (search/roles/"
             "classifier_entailment.py); choose another --scorer") from error
-    scorer = ClassifierEntailmentScorer()
+    scorer = ClassifierEntailmentScorer(settings.models.entailment_model)
     return ScorerUnderTest(scorer, scorer.threshold, scorer.four_class)
 
 
@@ -219,7 +221,7 @@ def build_scorer(name: str, settings: Settings) -> ScorerUnderTest:
     if name in COSINE_SCORERS:
         return cosine_scorer(name)
     if name == "classifier":
-        return classifier_scorer()
+        return classifier_scorer(settings)
     if name in MODEL_SCORERS:
         return model_scorer(settings, name.removeprefix(MODEL_PREFIX))
     raise EvaluationError(f"no entailment scorer {name!r}; choose one of {', '.join(SCORERS)}")

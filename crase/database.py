@@ -164,6 +164,8 @@ class Neo4jServer:
             # The backstop for every transaction (Neo4j Browser's too); the application's
             # own reads set shorter timeouts (read_timeout_s and per request).
             f"db.transaction.timeout={s.transaction_timeout_s:g}s",
+            # One transaction (an analyst's string bomb) may not take the heap of all.
+            f"db.memory.transaction.max={s.transaction_memory}",
         ]
         path = self.conf_dir / "neo4j.conf"
         path.write_text("\n".join(lines) + "\n")

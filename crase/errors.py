@@ -29,6 +29,12 @@ class QueryTimedOut(DatabaseError):
     """The database ended a query at its transaction timeout (a request's time ran out)."""
 
 
+class QueryMemoryExceeded(DatabaseError):
+    """A query needed more memory than one transaction may use (`database.transaction_memory`,
+    Neo4j's db.memory.transaction.max) and the database ended it; the rest of the server
+    went on."""
+
+
 class ServerStartError(DatabaseError):
     """The self-managed Neo4j server did not come up; its log path is in the message."""
 
@@ -43,6 +49,12 @@ class QueryNotFound(CraseError):
 
 class CorpusError(CraseError):
     """An input corpus cannot be read at all (missing file, unreadable encoding)."""
+
+
+class DatasetEmpty(CorpusError):
+    """No shard of a publisher's dataset yielded a record (each empty, cut off or corrupt
+    shard is a bad_shard reject, every other line a reject too): nothing would be loaded,
+    and a bulk import would replace the database with an empty one."""
 
 
 class ProviderError(CraseError):
@@ -209,6 +221,11 @@ class AnalystQueryUnanswered(AnalystQueryTimeout):
     + `api.analyst_grace_s`); it may still be running it, and its slot stays taken."""
 
 
+class AnalystClientGone(AnalystQueryTimeout):
+    """The client of an analyst query went away; its transactions were ended and no other
+    was begun (the answer has no one to go to)."""
+
+
 class AnalystQueriesBusy(CraseError):
     """Every analyst slot (`api.analyst_max_in_flight`) holds a query the database has not
     finished; `retry_after_s` says when to try again."""
@@ -221,6 +238,16 @@ class AnalystQueriesBusy(CraseError):
 class RunQueueFull(CraseError):
     """As many runs wait for a worker as `api.max_queued_runs` allows; `retry_after_s` says
     when to try again."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class WorkBusy(CraseError):
+    """As many requests of one heavy kind of work (text tools, given papers, citation gaps,
+    literature maps, search submissions) are in progress as its `api.*_max_in_flight`
+    setting allows; `retry_after_s` says when to try again."""
 
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)
@@ -241,6 +268,16 @@ class DocumentUnreadable(InvalidRequest):
 class UserTextTooLarge(InvalidRequest):
     """User text (a document, a reference list) is longer than its limit, or holds a line
     or an entry longer than its limit; the message names the limit."""
+
+
+class UserFileNotRegular(InvalidRequest):
+    """A file named by a person is no regular file (a device such as /dev/zero, a FIFO, a
+    socket, a folder): refused by what it is, before it is opened."""
+
+
+class UserFileTooLarge(UserTextTooLarge):
+    """A file named by a person is larger than its limit (or grew past it while it was
+    read); refused before, or as soon as, the limit is passed."""
 
 
 class ParseDeadlineExceeded(InvalidRequest):

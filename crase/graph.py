@@ -10,7 +10,13 @@ from typing import Any, LiteralString
 
 from crase.cypher.catalog import load_query, query_names
 from crase.database import Neo4jServer
-from crase.errors import DatabaseAuthFailed, DatabaseError, DatabaseUnavailable, QueryTimedOut
+from crase.errors import (
+    DatabaseAuthFailed,
+    DatabaseError,
+    DatabaseUnavailable,
+    QueryMemoryExceeded,
+    QueryTimedOut,
+)
 from crase.neo4j_driver import (
     AuthError,
     Driver,
@@ -127,12 +133,29 @@ class Graph:
                 "or point CRASE_DATABASE__URI (or CRASE_DATABASE__BOLT_PORT) at a running one"
             ) from err
         except Neo4jError as err:
+            if is_out_of_memory(err):
+                raise QueryMemoryExceeded(memory_message(f"query {name}")) from err
             if "TransactionTimedOut" in (err.code or ""):
                 raise QueryTimedOut(
                     f"query {name} ran past its transaction timeout and the database ended "
                     "it; narrow the request (fewer steps, fewer papers) or raise the "
                     "timeout") from err
             raise DatabaseError(f"query {name} failed: {err.code}: {err.message}") from err
+
+
+# Neo4j's codes for a transaction past db.memory.transaction.max (a memory pool's limit) and
+# for a heap exhausted in spite of it.
+OUT_OF_MEMORY_CODES = ("MemoryPoolOutOfMemoryError", "General.OutOfMemoryError")
+
+
+def is_out_of_memory(err: Neo4jError) -> bool:
+    return any(code in (err.code or "") for code in OUT_OF_MEMORY_CODES)
+
+
+def memory_message(what: str) -> str:
+    return (f"{what} needed more memory than one transaction may use and the database "
+            "ended it; ask for less (fewer rows, shorter lists and texts), or raise "
+            "CRASE_DATABASE__TRANSACTION_MEMORY")
 
 
 def auth_failed_message(address: str, user: str) -> str:

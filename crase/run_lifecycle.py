@@ -24,6 +24,7 @@ starting up closes only the Runs whose heartbeat is older than `api.stale_run_af
 (their owner is gone), never a live run of another server or of `crase search`.
 """
 
+import hashlib
 import json
 import logging
 import os
@@ -92,12 +93,17 @@ def browser_query(run_id: str, relationship: str = OPEN_RUN_LINKS) -> str:
 def plain_properties(params: dict[str, Any]) -> dict[str, PlainValue]:
     """The run's parameters as properties Neo4j can hold (`r.tau`, `r.k`, `r.mode`): nested
     settings are flattened to their own names (`params.tau` -> `tau`; a second `x` under
-    another part becomes `part_x`); nulls, maps in lists and mixed lists are left to the
-    JSON string `r.params`, which keeps everything."""
+    another part becomes `part_x`); a summarised list or text as its count and hash
+    (`exclude_count`, `exclude_sha256`); nulls, maps in lists and mixed lists are left to
+    the JSON string `r.params`, which keeps the whole summary."""
     flat: dict[str, PlainValue] = {}
 
     def visit(values: dict[str, Any], path: tuple[str, ...]) -> None:
         for key, value in values.items():
+            if is_summary(value):  # a summarised list or text: its count and hash
+                size = "count" if "count" in value else "chars"
+                visit({f"{key}_{size}": value[size], f"{key}_sha256": value["sha256"]}, path)
+                continue
             if isinstance(value, dict):
                 visit(value, (*path, key))
                 continue
@@ -111,26 +117,42 @@ def plain_properties(params: dict[str, Any]) -> dict[str, PlainValue]:
     return flat
 
 
-# What a finished run keeps in memory of its request: lists cut to their first items and
-# long texts to their start, each saying what was left out (the Run node keeps it whole).
-SUMMARY_ITEMS = 5
-SUMMARY_CHARS = 200
+# What a Run keeps of its request, on its node and in the server's memory alike: the request
+# itself where it is small; a list of more than STORED_ITEMS items, or of more than
+# STORED_CHARS characters as JSON, by its count, the sha256 of its JSON and its first
+# SHOWN_ITEMS items; a text of more than STORED_CHARS characters by its length, its sha256
+# and its start. 20 requests with 10,000 excluded ids of 900 characters each wrote 37 MB of
+# database a request while the whole body was kept.
+STORED_ITEMS = 100
+STORED_CHARS = 4_000
+SHOWN_ITEMS = 5
+SHOWN_CHARS = 200
+LIST_SUMMARY = frozenset({"count", "sha256", "first"})
+TEXT_SUMMARY = frozenset({"chars", "sha256", "start"})
+
+
+def sha256_of(value: Any) -> str:
+    return hashlib.sha256(to_json(value).encode()).hexdigest()
 
 
 def summarise_request(value: Any) -> Any:
-    """The request with its bulk left out, in its own shape: a list keeps its first
-    SUMMARY_ITEMS items and a last one saying how many more there were, a text its first
-    SUMMARY_CHARS characters. A 10,000-id exclude list of 9 MB becomes a few hundred bytes."""
+    """The request as a Run keeps it: its own shape, with each large list and each long
+    text replaced by a summary (see STORED_ITEMS); small requests are kept whole."""
     if isinstance(value, dict):
         return {key: summarise_request(item) for key, item in value.items()}
     if isinstance(value, list):
-        kept = [summarise_request(item) for item in value[:SUMMARY_ITEMS]]
-        if len(value) > SUMMARY_ITEMS:
-            kept.append(f"... {len(value) - SUMMARY_ITEMS:,} more ({len(value):,} in all)")
-        return kept
-    if isinstance(value, str) and len(value) > SUMMARY_CHARS:
-        return f"{value[:SUMMARY_CHARS]}..."
+        if len(value) > STORED_ITEMS or len(to_json(value)) > STORED_CHARS:
+            return {"count": len(value), "sha256": sha256_of(value),
+                    "first": [summarise_request(item) for item in value[:SHOWN_ITEMS]]}
+        return [summarise_request(item) for item in value]
+    if isinstance(value, str) and len(value) > STORED_CHARS:
+        return {"chars": len(value), "sha256": sha256_of(value), "start": value[:SHOWN_CHARS]}
     return value
+
+
+def is_summary(value: Any) -> bool:
+    """A summary of a large list or a long text, as summarise_request writes them."""
+    return isinstance(value, dict) and value.keys() in (LIST_SUMMARY, TEXT_SUMMARY)
 
 
 def is_plain(value: Any) -> bool:
@@ -247,11 +269,14 @@ class RunRecorder:
 
     def open(self, kind: str, query: str, params: dict[str, Any],
              backends: dict[str, str], owner: str | None = None) -> None:
-        """The Run node, 'running'; with an owner, marked alive in the same transaction
-        (a Run without one is closed by the next server that starts)."""
-        create = {"id": self.run_id, "kind": kind, "query": query, "params": to_json(params),
+        """The Run node, 'running', with the summary of its request (never its bulk: see
+        STORED_ITEMS); with an owner, marked alive in the same transaction (a Run without
+        one is closed by the next server that starts)."""
+        stored = summarise_request(params)
+        create = {"id": self.run_id, "kind": kind, "query": query[:STORED_CHARS],
+                  "params": to_json(stored),
                   "started": now_iso(), "backends": to_json(backends),
-                  "properties": plain_properties(params)}
+                  "properties": plain_properties(stored)}
         alive = [("mark_run_alive", {"id": self.run_id, "owner": owner})] if owner else []
         self.graph.write_all([("create_run", create), *alive])
 

@@ -47,6 +47,11 @@ class DatabaseSettings(BaseModel):
         60.0, gt=0, le=86_400, allow_inf_nan=False,
         description="Transaction timeout of every read the application sends that sets none "
         "of its own: the database ends the read past it")
+    transaction_memory: str = Field(
+        "512m", pattern=r"^[1-9][0-9]*[kmgKMG]?$",
+        description="The self-managed server's db.memory.transaction.max: the most heap one "
+        "transaction may use (e.g. 512m, 1g); past it the database ends that transaction "
+        "(QueryMemoryExceeded) instead of running out of heap for every other one")
     transaction_timeout_s: float = Field(
         900.0, gt=0, le=86_400, allow_inf_nan=False,
         description="The self-managed server's db.transaction.timeout: the longest any "
@@ -534,6 +539,37 @@ class ApiSettings(BaseModel):
     analyst_grace_s: float = Field(
         5.0, gt=0, le=600, allow_inf_nan=False, description="How long past "
         "analyst_timeout_s the HTTP API waits for the database before it answers 504")
+    text_tools_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="Text-tool requests (POST /code-extract, /entailment-data) in progress "
+        "at once; more are answered 429 with Retry-After (1 to 256)")
+    given_papers_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="Requests resolving papers to start a search from (POST /searches with "
+        "seed_ids, the search page's box) at once; more are answered 429 (1 to 256)")
+    given_papers_max_titles: int = Field(
+        20, ge=1, le=100,
+        description="Papers one request may name by title alone (each a full-text query); "
+        "ids, arXiv ids and DOIs do not count (1 to 100)")
+    citation_gaps_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="POST /citation-gaps requests in progress at once; more are answered "
+        "429 (1 to 256)")
+    citation_gaps_max_references: int = Field(
+        500, ge=1, le=5000,
+        description="BibTeX entries one POST /citation-gaps resolves at most; a longer "
+        "reference list is refused with the limit (1 to 5,000)")
+    literature_max_in_flight: int = Field(
+        2, ge=1, le=256,
+        description="POST /evolution and /landscape requests in progress at once; more are "
+        "answered 429 (1 to 256)")
+    search_submissions_max_in_flight: int = Field(
+        8, ge=1, le=256,
+        description="POST /searches requests being accepted at once (their runs then wait "
+        "for a search worker); more are answered 429 (1 to 256)")
+    busy_retry_after_s: int = Field(
+        5, ge=1, le=3600,
+        description="The Retry-After of a 429 from a busy kind of work, in seconds")
     search_workers: int = Field(
         2, ge=1, le=32, description="Searches run at once by the HTTP API; more wait in a queue"
     )
@@ -581,6 +617,19 @@ class ApiSettings(BaseModel):
     )
 
 
+class RunSettings(BaseModel):
+    """How long recorded runs are kept (`crase runs prune`, docs/runs-and-exports.md)."""
+
+    keep_runs: int = Field(
+        1000, ge=0, le=10_000_000,
+        description="`crase runs prune` keeps at least the newest this many finished runs "
+        "(0 to 10,000,000); a starred or exported run is never pruned")
+    keep_days: float = Field(
+        90.0, ge=0, le=36_500, allow_inf_nan=False,
+        description="`crase runs prune` keeps every run started less than this many days "
+        "ago (0 to 36,500); a run is pruned only past both keep_runs and keep_days")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CRASE_", env_nested_delimiter="__", env_file=".env", extra="ignore"
@@ -594,6 +643,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     order_model: Path | None = Field(
         None,
         description="The model file of the learned order (search.order learned; `crase "

@@ -61,6 +61,9 @@ STAGED_MARK = "staged.json"  # written last: its presence says the staging finis
 REJECTS_FILE = "rejects.jsonl"
 NOTES_FILE = "notes.jsonl"
 SIGNALS_FILE = "citation_signals.jsonl"
+# The rules of the staging itself: a staging made under older ones is made again (2: an
+# empty shard is a bad_shard reject).
+STAGING_VERSION = 2
 EDGE_BATCH = 10_000
 PROGRESS_LINES = 1_000  # lines between two progress updates
 
@@ -146,7 +149,7 @@ def read_shard(shard: Shard, max_line_bytes: int,
     `progress(bytes of the shard file read, lines read)` is called now and then. A shard
     that cannot be opened or read to its end (cut off, no gzip, corrupt) ends in one
     `bad_shard` reject, its lines read before the break kept: the other shards go on."""
-    number, end = 0, 0
+    number, end, filled = 0, 0, 0
     try:
         handle = open_shard(shard)
     except OSError as err:
@@ -158,12 +161,32 @@ def read_shard(shard: Shard, max_line_bytes: int,
         try:
             for number, end, data in read_lines(handle, max_line_bytes):
                 parsed = read_json_line(Line(number, end, data), shard.name)
+                filled += parsed is not None
                 yield parsed if parsed is None or isinstance(parsed, Reject) \
                     else (number, parsed[0], parsed[1])
                 if progress is not None and number % PROGRESS_LINES == 0:
                     progress(raw.tell(), number)
         except (OSError, EOFError, zlib.error) as err:  # cut off, not gzip, corrupt
             yield bad_shard_reject(shard, number, end, raw.tell(), err)
+            return
+    if not filled:
+        yield empty_shard_reject(shard, number)
+
+
+def empty_shard_reject(shard: Shard, lines: int) -> Reject:
+    """The one reject of a shard read to its end without a line that holds anything: a
+    file of 0 bytes (a download that never started), a gzip stream of no text (its header
+    and trailer only), or blank lines only. Loaded silently, it would lose the shard."""
+    size = shard.path.stat().st_size
+    if size == 0:
+        what = "the file is empty (0 bytes)"
+    elif lines == 0:
+        what = f"its {size:,} bytes hold no text (a gzip header and nothing after it)"
+    else:
+        what = f"it holds {lines:,} blank lines and no record"
+    return Reject(shard.name, lines + 1, RejectKind.BAD_SHARD,
+                  f"the shard is empty: {what}; a download that stopped before its data: "
+                  "download the shard again and load again", "")
 
 
 def bad_shard_reject(shard: Shard, lines: int, end: int, position: int | None,
@@ -256,6 +279,12 @@ class StagingReport:
     def partial(self) -> bool:
         """Some shard could not be read to its end: the staging holds the rest."""
         return bool(self.bad_shards)
+
+    @property
+    def nothing_read(self) -> bool:
+        """No line of the works shards was a record kept or filtered out: every shard is
+        bad or empty, or every line a reject. Loading it would load nothing."""
+        return self.kept == 0 and self.filtered_out == 0
 
     @property
     def rejects_path(self) -> Path:
@@ -420,7 +449,8 @@ def staging_key(shards: list[Shard], dataset_filter: DatasetFilter,
     return {"inputs": fingerprint_files([shard.path for shard in shards]),
             "filter": dataset_filter.describe(),
             "rules": {**asdict(limits), "max_line_bytes": max_line_bytes,
-                      "validation_version": VALIDATION_VERSION}}
+                      "validation_version": VALIDATION_VERSION,
+                      "staging_version": STAGING_VERSION}}
 
 
 def finished_staging(folder: Path, key: dict[str, Any]) -> StagingReport | None:

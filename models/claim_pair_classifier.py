@@ -26,7 +26,9 @@ head, possibly with a hidden layer) is refused with EntailmentModelOutdated.
 """
 
 import base64
+import binascii
 import json
+import math
 import re
 import zlib
 from collections.abc import Sequence
@@ -38,12 +40,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import EntailmentModelInvalid, EntailmentModelOutdated
+from crase.user_files import read_user_text
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 FORMAT = "crase-claim-pair-classifier/2"
 OUTDATED_FORMATS = ("crase-claim-pair-classifier/1",)
+MAX_MODEL_BYTES = 256_000_000  # the shipped model has 1.4 MB; 2**20 buckets would be 45 MB
+MAX_BUCKETS = 1 << 24
 LABELS = ("entailment", "reasoning", "contrasting", "neutral")
 GROUNDED = (0, 1)  # entailment and reasoning: the cited claim grounds the citing one
 # The model `crase score` and the search use unless told otherwise (docs/entailment.md).
@@ -188,6 +193,12 @@ def model_json(model: ClaimPairClassifier) -> str:
 
 
 def save_classifier(model: ClaimPairClassifier, path: Path) -> None:
+    """The model's file; a model no scorer could use (a weight that is not a finite
+    number, after an L2 penalty of NaN) is refused rather than written."""
+    problem = model_problem(model)
+    if problem is not None:
+        raise EntailmentModelInvalid(f"the trained model is not written to {path}: "
+                                     f"{problem}; check the training options")
     path.write_text(model_json(model), encoding="utf-8")
 
 
@@ -203,13 +214,16 @@ def load_classifier(path: Path | None = None) -> ClaimPairClassifier:
     wrong with a file that is not one."""
     path = path or SHIPPED_MODEL
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(read_user_text(path, "the claim-pair model", MAX_MODEL_BYTES))
     except FileNotFoundError as error:
         raise EntailmentModelInvalid(
             f"{path} does not exist; give a file `crase train-entailment` wrote") from error
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except RecursionError as error:
+        raise EntailmentModelInvalid(f"{path} is JSON nested too deeply to be a claim-pair "
+                                     "model; retrain it with `crase train-entailment`") from error
+    except ValueError as error:  # not UTF-8, not JSON, an integer past Python's digit limit
         raise EntailmentModelInvalid(
-            f"{path} is not a claim-pair model ({error}); retrain it with "
+            f"{path} is not a claim-pair model ({one_line(error)}); retrain it with "
             "`crase train-entailment`") from error
     if isinstance(stored, dict) and stored.get("format") in OUTDATED_FORMATS:
         raise EntailmentModelOutdated(
@@ -224,10 +238,36 @@ def load_classifier(path: Path | None = None) -> ClaimPairClassifier:
                                      f"{list(LABELS)}; retrain it with `crase train-entailment`")
     try:
         arrays = {k: decode_array(stored["arrays"][k]) for k in ARRAYS}
-        return ClaimPairClassifier(str(stored["encoder"]), int(stored["buckets"]),
-                                   float(stored["threshold"]), arrays,
-                                   dict(stored.get("description", {})), str(stored["name"]))
-    except (KeyError, TypeError, ValueError) as error:
+        model = ClaimPairClassifier(str(stored["encoder"]), int(stored["buckets"]),
+                                    float(stored["threshold"]), arrays,
+                                    dict(stored.get("description", {})), str(stored["name"]))
+    except (KeyError, TypeError, ValueError, binascii.Error) as error:
         raise EntailmentModelInvalid(
-            f"{path} lacks part of a model ({error}); retrain it with "
+            f"{path} lacks part of a model ({one_line(error)}); retrain it with "
             "`crase train-entailment`") from error
+    problem = model_problem(model)
+    if problem is not None:
+        raise EntailmentModelInvalid(f"{path}: {problem}; retrain it with "
+                                     "`crase train-entailment`")
+    return model
+
+
+def model_problem(model: ClaimPairClassifier) -> str | None:
+    """What makes the weights unusable (a threshold or a weight that is not a finite
+    number, buckets that no word can fall in, tables of other shapes), or None."""
+    if not 1 <= model.buckets <= MAX_BUCKETS:
+        return f"buckets is {model.buckets}, not 1 to {MAX_BUCKETS:,}"
+    if not math.isfinite(model.threshold) or not 0 <= model.threshold <= 1:
+        return f"threshold is {model.threshold}, not a probability from 0 to 1"
+    for name, array in model.arrays.items():
+        if not np.all(np.isfinite(array)):
+            return f"the weights {name} hold values that are not finite numbers"
+    for name in ("wide_hypothesis", "wide_premise"):
+        if model.arrays[name].shape != (model.buckets, len(LABELS)):
+            return (f"the table {name} has shape {model.arrays[name].shape}, not "
+                    f"({model.buckets}, {len(LABELS)})")
+    return None
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200]

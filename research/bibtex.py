@@ -28,6 +28,13 @@ PIECE_CHARS = 32_768  # a piece is cut at the first entry start after this many 
 ENTRY_START = compile_linear(r"^[ \t]*@", re.MULTILINE)
 # A brace, quote or `#`, or one after a backslash (two characters: escaped, no mark).
 VALUE_MARK = compile_linear(r'\\?[{}"#]')
+# A value's tokens for `plain`: an escaped backslash, an export escape, a control symbol,
+# a grouping brace, or a run of anything else.
+VALUE_TOKEN = compile_linear(
+    r"\\\\|\\text(?:backslash|braceleft|braceright)\{\}|\\.|[{}]|[^\\{}]+|\\",
+    re.DOTALL)
+EXPORT_ESCAPES = {r"\textbackslash{}": "\\", r"\textbraceleft{}": "{",
+                  r"\textbraceright{}": "}", r"\%": "%", r"\&": "&", r"\#": "#"}
 MONTHS = {"jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May",
           "jun": "June", "jul": "July", "aug": "August", "sep": "September",
           "oct": "October", "nov": "November", "dec": "December"}
@@ -145,5 +152,15 @@ def concatenated_parts(raw: str) -> list[str]:
 
 
 def plain(value: str) -> str:
-    """A value without its grouping braces, on one line."""
-    return " ".join(value.replace("{", "").replace("}", "").split())
+    """A value without its grouping braces, on one line, with the escapes Crase's own
+    export writes (api/exports.py `bibtex_value`) undone: `\\textbackslash{}`,
+    `\\textbraceleft{}` and `\\textbraceright{}` are the characters they name, `\\%`,
+    `\\&` and `\\#` the bare ones; other TeX (`\\{`, `\\alpha`, `\\\\`) stays. One
+    scan, token by token, so an escaped brace is never taken for a grouping one."""
+    out = []
+    for match in VALUE_TOKEN.finditer(value):
+        token = match.group(0)
+        if token in ("{", "}"):
+            continue
+        out.append(EXPORT_ESCAPES.get(token, token))
+    return " ".join("".join(out).split())

@@ -31,7 +31,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from crase.errors import InvalidRequest
+from crase.errors import InvalidRequest, ParameterAboveServerCap
 from crase.graph import Graph
 from crase.idea.roles.model_calls import IdeaFacets, IdeaPaper, assess_abstracts
 from crase.models.chat import ModelReply, ModelRunner
@@ -122,13 +122,22 @@ class Candidate:
 
 def find_citation_gaps(graph: Graph, encoder: Encoder, request: GapRequest,
                        models: ModelSettings | None = None, run_id: str | None = None,
-                       observer: RunObserver = SILENT) -> GapReport:
-    """Suggest papers the draft should cite; recorded as a Run of kind 'citation_gaps'."""
+                       observer: RunObserver = SILENT,
+                       max_references: int | None = None) -> GapReport:
+    """Suggest papers the draft should cite; recorded as a Run of kind 'citation_gaps'.
+    `max_references`: the most references resolved (the HTTP API's cap), past which
+    ParameterAboveServerCap before the run opens."""
     run_id = run_id or uuid.uuid4().hex[:12]
     passages = cut_passages(request.draft, request.passage_sentences)
     if not passages:
         raise InvalidRequest("the draft has no sentence with a word in it; give the text "
                              "of the draft excerpt")
+    items = reference_items(request)
+    if max_references is not None and len(items) > max_references:
+        raise ParameterAboveServerCap(
+            f"the draft's references hold {len(items):,} entries and cited ids; this server "
+            f"resolves at most {max_references:,} a request "
+            "(api.citation_gaps_max_references); send the references the excerpt cites")
     endpoint = models.assessor if models is not None and models.assessor.configured else None
     backends = {"candidates": TEXT_RANKING, "evidence": "minilm-cosine",
                 "assessment": f"model:{endpoint.model}" if endpoint else "offline"}
@@ -136,7 +145,7 @@ def find_citation_gaps(graph: Graph, encoder: Encoder, request: GapRequest,
                            request.model_dump(mode="json"), backends, STAGES,
                            observer) as run:
         with run.stage("references"):
-            references = resolve_references(graph, reference_items(request))
+            references = resolve_references(graph, items)
             cited = sorted({r.paper_id for r in references if r.paper_id} |
                            set(request.cited_ids))
         with run.stage("candidates"):

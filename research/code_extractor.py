@@ -28,8 +28,8 @@ host allows them), and is killed with everything it started at the timeout.
 
 import ast
 import functools
+import importlib.machinery
 import importlib.metadata
-import importlib.util
 import re
 import sys
 import tempfile
@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from crase.errors import DocumentUnreadable, ModelNotConfigured, PdfError, UserTextTooLarge
+from crase.errors import DocumentUnreadable, ModelNotConfigured, PdfError
 from crase.graph import Graph
 from crase.ingest.pdf_text import is_section_heading, read_pdf
 from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
@@ -56,6 +56,7 @@ from crase.text_limits import (
     text_pieces,
 )
 from crase.usage import Usage
+from crase.user_files import check_user_file, read_user_text
 
 BlockKind = Literal["code", "pseudocode"]
 DocumentKind = Literal["pdf", "markdown", "text"]
@@ -71,6 +72,7 @@ MODEL_ROLE = "expert"
 # whatever the text), and the rules and the diagnostics each check a CPU deadline at every
 # line or piece they look at.
 MAX_DOCUMENT_CHARS = 2_000_000
+MAX_PDF_BYTES = 64_000_000  # a PDF file named on the command line, checked before it is opened
 MAX_CODE_LINE_CHARS = 2_000
 MAX_SYNTAX_CHECK_CHARS = 20_000
 PARSE_CPU_S = 5.0
@@ -208,7 +210,10 @@ def read_document(path: Path) -> Document:
                                  "files; convert the document to one of them")
     if kind == "pdf":
         try:
+            check_user_file(path, "the document", MAX_PDF_BYTES)
             pages = read_pdf(path).pages
+        except FileNotFoundError as err:
+            raise DocumentUnreadable(f"{path} does not exist; give an existing file") from err
         except PdfError as err:
             raise DocumentUnreadable(f"{err}; give a PDF with a text layer, or its text as "
                                      ".txt") from err
@@ -219,10 +224,8 @@ def read_document(path: Path) -> Document:
 
 def read_text_document(path: Path) -> str:
     try:
-        if path.stat().st_size > 4 * MAX_DOCUMENT_CHARS:  # UTF-8: at most 4 bytes a character
-            raise UserTextTooLarge(f"{path.name} has more than the {MAX_DOCUMENT_CHARS:,} "
-                                   "characters allowed; give a shorter document")
-        text = path.read_text(encoding="utf-8")
+        # UTF-8: at most 4 bytes a character.
+        text = read_user_text(path, "the document", 4 * MAX_DOCUMENT_CHARS)
     except FileNotFoundError as err:
         raise DocumentUnreadable(f"{path} does not exist; give an existing file") from err
     except UnicodeDecodeError as err:
@@ -513,13 +516,19 @@ def dependencies(code: str, prose: str, scan: TextScan | None = None) -> list[di
 
 
 def module_found(name: str) -> bool:
-    """Whether a top-level module of this name is on the path. Only a top-level name: for a
-    dotted one, find_spec imports the parent packages, running their code (`this.x` printed
-    the Zen of Python, `venv.__main__.x` ran venv's command line)."""
+    """Whether a top-level module of this name is built in, already imported, or on the
+    path, found without running any code. Only a top-level name: for a dotted one,
+    find_spec imports the parent packages (`this.x` printed the Zen of Python,
+    `venv.__main__.x` ran venv's command line). And only the finders that read the file
+    system: `importlib.util.find_spec` also asks every finder on sys.meta_path, and
+    setuptools' finder answers a question about `distutils` by importing its own copy of
+    it (241 modules loaded into the server by `import distutils` in a paper's text)."""
     if not name.isidentifier():
         return False
+    if name in sys.modules or name in sys.builtin_module_names:
+        return True
     try:
-        return importlib.util.find_spec(name) is not None
+        return importlib.machinery.PathFinder.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
 

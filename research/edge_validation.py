@@ -20,6 +20,7 @@ claims, i.e. whether the edge should stay in the evidence graph (`retain`) or no
 """
 
 import csv
+import io
 import json
 import random
 import re
@@ -43,6 +44,9 @@ from crase.scoring.agreement import (
 )
 from crase.scoring.delta import judge_delta, stored_coverage_affinity
 from crase.search.grounding import read_claims
+from crase.user_files import open_user_file, read_user_text
+
+MAX_SHEET_BYTES = 64_000_000  # a key or an annotator's sheet named on the command line
 
 EXPORT_STAGES = ("edges", "sample", "write")
 IMPORT_STAGES = ("read", "write")
@@ -315,10 +319,13 @@ def write_json(path: Path, value: Any) -> None:
 
 def read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_user_text(path, "the validation file", MAX_SHEET_BYTES))
     except FileNotFoundError as err:
         raise EdgeValidationError(f"{path} is missing: {what}") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except RecursionError as err:
+        raise EdgeValidationError(f"{path} is JSON nested too deeply; restore it from the "
+                                  "export") from err
+    except ValueError as err:  # not JSON, not UTF-8, an integer past the digit limit
         raise EdgeValidationError(f"{path} is not readable JSON ({err}); restore it from "
                                   "the export") from err
 
@@ -344,8 +351,12 @@ def read_sheet(path: Path) -> tuple[str, dict[str, str]]:
         return (str(sheet.get("annotator") or annotator_of(path)),
                 {str(r.get("item_id")): str(r.get("label") or "") for r in rows})
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with io.TextIOWrapper(open_user_file(path, "the sheet", MAX_SHEET_BYTES),
+                              encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
+    except csv.Error as err:
+        raise EdgeValidationError(f"{path} is not a CSV sheet that can be read ({err}); fill "
+                                  "in the sheet the export wrote") from err
     except FileNotFoundError as err:
         raise EdgeValidationError(f"{path} is missing; give the annotator's filled sheet"
                                   ) from err

@@ -21,6 +21,7 @@ reject with its file, line and reason; every other row is converted.
 """
 
 import csv
+import io
 import json
 import uuid
 from collections import Counter
@@ -36,11 +37,14 @@ from crase.prompts.replies import EntailmentReply
 from crase.run_lifecycle import RunLifecycle
 from crase.scoring.claims import Claim
 from crase.search.roles.model import entailment_call
+from crase.user_files import open_user_file
 
 Layout = Literal["auto", "csv", "tsv", "jsonl"]
 LABEL_SCORES: dict[str, float] = {"entailment": 1.0, "reasoning": 0.5, "contrasting": 0.0,
                                   "neutral": 0.0}
 REQUIRED = ("sentence1", "sentence2", "label")
+MAX_PAIRS_FILE_BYTES = 1_000_000_000  # SciNLI's training files are 30 MB together
+MAX_SENTENCE_CHARS = 20_000  # a claim; SciNLI's longest sentence has under 1,000
 STAGES = ("read", "convert", "write")
 SUFFIX_LAYOUTS: dict[str, Layout] = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl",
                                      ".json": "jsonl"}
@@ -65,7 +69,8 @@ def layout_of(path: Path, layout: Layout) -> Layout:
     found = SUFFIX_LAYOUTS.get(path.suffix.lower())
     if found is None:
         raise NliDataInvalid(f"{path}: cannot tell the layout from the suffix "
-                             f"{path.suffix!r}; give --layout csv, tsv or jsonl")
+                             f"{path.suffix!r}; name the file .csv, .tsv or .jsonl (`crase "
+                             "entailment-data` also takes --layout)")
     return found
 
 
@@ -74,7 +79,8 @@ def read_rows(path: Path, layout: Layout = "auto") -> Iterable[tuple[int, dict[s
     the converter to reject."""
     kind = layout_of(path, layout)
     try:
-        with path.open(encoding="utf-8", newline="") as handle:
+        with io.TextIOWrapper(open_user_file(path, "the pairs file", MAX_PAIRS_FILE_BYTES),
+                              encoding="utf-8", newline="") as handle:
             if kind == "jsonl":
                 yield from read_json_lines(handle)
             else:
@@ -83,6 +89,9 @@ def read_rows(path: Path, layout: Layout = "auto") -> Iterable[tuple[int, dict[s
         raise NliDataInvalid(f"{path} does not exist; give a SciNLI / MSciNLI file") from err
     except UnicodeDecodeError as err:
         raise NliDataInvalid(f"{path} is not UTF-8 text; give the file as released") from err
+    except csv.Error as err:  # a field past csv's own limit (131,072 characters), a NUL
+        raise NliDataInvalid(f"{path}: not a table that can be read ({err}); give the "
+                             "file as released") from err
 
 
 def read_json_lines(handle: Iterable[str]) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -93,6 +102,10 @@ def read_json_lines(handle: Iterable[str]) -> Iterable[tuple[int, dict[str, Any]
             yield number, json.loads(line)
         except json.JSONDecodeError as err:
             yield number, {"_error": f"malformed JSON: {err.msg}"}
+        except RecursionError:
+            yield number, {"_error": "JSON nested too deeply to read"}
+        except ValueError:  # an integer past Python's int-to-str digit limit
+            yield number, {"_error": "a number with more digits than Python reads"}
 
 
 def read_table(path: Path, handle: Iterable[str], delimiter: str
@@ -113,6 +126,12 @@ def checked_pair(row: Any) -> tuple[str, str, str]:
         raise ValueError("not_an_object: the line is not a JSON object")
     if "_error" in row:
         raise ValueError(f"malformed: {row['_error']}")
+    for key in ("sentence1", "sentence2"):
+        if row.get(key) is not None and not isinstance(row[key], str):
+            raise ValueError(f"not_a_sentence: {key} is a {type(row[key]).__name__}, not text")
+        if len(row.get(key) or "") > MAX_SENTENCE_CHARS:
+            raise ValueError(f"huge_sentence: {key} has more than {MAX_SENTENCE_CHARS:,} "
+                             "characters")
     premise, hypothesis = (str(row.get(k) or "").strip() for k in ("sentence1", "sentence2"))
     if not premise or not hypothesis:
         raise ValueError("empty_sentence: sentence1 and sentence2 must both have text")

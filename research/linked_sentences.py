@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crase.errors import CorpusError
+from crase.ingest.corpus import HugeLine, read_lines
 from crase.search.roles.offline_claims import claim_text, split_sentences
+from crase.user_files import open_user_file
+
+MAX_CORPUS_BYTES = 64_000_000_000  # a papers.jsonl to mine: any real corpus, not /dev/zero
+MAX_PAPER_LINE_BYTES = 1_000_000  # one paper's line (the ingest's own max_line_bytes)
 
 LINKING_PHRASES: dict[str, tuple[str, ...]] = {
     "reasoning": ("therefore", "thus", "hence", "consequently", "as a result",
@@ -90,11 +95,14 @@ def neutral_pair(sentences: list[str], source: str, rng: random.Random) -> Label
 def read_abstracts(papers_file: Path) -> Iterator[str]:
     """The non-empty abstracts of a corpus's papers.jsonl, in file order."""
     try:
-        with papers_file.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+        with open_user_file(papers_file, "the corpus", MAX_CORPUS_BYTES) as handle:
+            for number, _, line in read_lines(handle, MAX_PAPER_LINE_BYTES):
                 try:
+                    if isinstance(line, HugeLine):
+                        raise ValueError(f"a line of {line.size:,} bytes, more than the "
+                                         f"{line.limit:,} allowed")
                     abstract = json.loads(line).get("abstract") or ""
-                except (json.JSONDecodeError, AttributeError) as error:
+                except (ValueError, AttributeError, RecursionError) as error:
                     raise CorpusError(f"{papers_file}, line {number}: not a paper object "
                                       f"({error}); give a corpus's papers.jsonl") from error
                 if isinstance(abstract, str) and abstract.strip():

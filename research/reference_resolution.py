@@ -1,20 +1,28 @@
 """References resolved to corpus papers: by id, then DOI, then arXiv id (both normalised
 by crase.paper_identity, so a resolver URL or a version suffix still matches), then by a
-title whose words agree best with one corpus title among the title's full-text hits (two
-papers that agree equally well are no match). Shared by the citation-gap analysis (the
+title: first a corpus title equal to it once both are normalised, else the one whose words
+agree best with it among the title's full-text hits (two papers that agree equally well
+are no match). Shared by the citation-gap analysis (the
 draft's references), the evolution map's comparison and the papers a search starts from
 (api/given_papers.py)."""
 
 from pydantic import BaseModel, Field
 
 from crase.graph import Graph
-from crase.paper_identity import identifier_keys, title_similarity
+from crase.paper_identity import identifier_keys, normalise_title, title_similarity
 from crase.research.reference_lists import ReferenceItem
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import Hit, has_searchable_word, search_hits
+from crase.text_limits import compile_linear
 
 TITLE_MATCH = 0.8  # word-set Jaccard at which two titles are the same paper
 TITLE_HITS = 5  # full-text hits of a reference's title compared with it
+# An exact title is looked for first, as a phrase on the title field: its words as the
+# index's analyzer splits them (letters and digits, accents kept), at most this many, and
+# this many candidate titles compared.
+TITLE_PHRASE_WORD = compile_linear(r"[\p{L}\p{N}]+")
+MAX_PHRASE_WORDS = 64
+EXACT_TITLE_CANDIDATES = 50
 YEAR_SLACK = 1  # a preprint and its journal version are often a year apart
 
 
@@ -63,14 +71,30 @@ def resolve_one(graph: Graph, item: ReferenceItem, titles: dict[str, str],
                 return ResolvedReference(reference=item, paper_id=found["id"],
                                          matched_by=kind, title=found["title"])
     if item.title and has_searchable_word(item.title):
-        hits = [hit for hit in search_hits(graph, item.title, TITLE_HITS, [])
-                if item.year is None or hit.year is None
+        exact = exact_title_hits(graph, item.title)
+        hits = exact or search_hits(graph, item.title, TITLE_HITS, [])
+        hits = [hit for hit in hits if item.year is None or hit.year is None
                 or abs(item.year - hit.year) <= YEAR_SLACK]
         hit = best_title_hit(item.title, hits)
         if hit is not None:
             return ResolvedReference(reference=item, paper_id=hit.id, matched_by="title",
                                      title=hit.title)
     return ResolvedReference(reference=item, paper_id=None, matched_by=None, title=None)
+
+
+def exact_title_hits(graph: Graph, title: str) -> list[Hit]:
+    """The papers whose title is `title` once both are normalised (TeX to plain text, case,
+    accents and punctuation gone), found by a phrase query on the title field before any
+    ranking: a short title ("Brane New World") is often not among the top full-text hits
+    of its own words, which longer titles and abstracts share."""
+    words = TITLE_PHRASE_WORD.findall(plain_text(title).casefold())
+    if not words or len(words) > MAX_PHRASE_WORDS:
+        return []
+    wanted = normalise_title(plain_text(title))
+    rows = graph.read("search_papers_by_title", phrase=f'title:"{" ".join(words)}"',
+                      limit=EXACT_TITLE_CANDIDATES)
+    return [Hit(row["id"], row["title"], row["year"], 1.0) for row in rows
+            if row["title"] and normalise_title(plain_text(row["title"])) == wanted]
 
 
 def best_title_hit(title: str, hits: list[Hit]) -> Hit | None:

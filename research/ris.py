@@ -59,6 +59,9 @@ def read_ris(text: str, what: str = "the RIS file") -> list[RisRecord]:
     records: list[RisRecord] = []
     current: RisRecord | None = None
     last_tag: str | None = None
+    # The parts of the value being read, joined once it ends: adding each wrapped line to
+    # the stored string copied the value so far every time (quadratic in its lines).
+    parts: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if number % DEADLINE_EVERY == 0:
             deadline.check()
@@ -66,10 +69,13 @@ def read_ris(text: str, what: str = "the RIS file") -> list[RisRecord]:
         pair = tagged(line)
         if pair is None:
             if line and current is not None and last_tag is not None:
-                current.fields[last_tag][-1] += " " + line.strip()  # a wrapped value
+                parts.append(line.strip())  # a wrapped value
             elif line:
                 raise unreadable(what, number, "a line outside any record")
             continue
+        if current is not None and last_tag is not None and len(parts) > 1:
+            current.fields[last_tag][-1] = " ".join(parts)
+        parts = []
         tag, value = pair
         if tag == "TY":
             if current is not None:
@@ -85,6 +91,7 @@ def read_ris(text: str, what: str = "the RIS file") -> list[RisRecord]:
             current, last_tag = None, None
             continue
         current.fields.setdefault(tag, []).append(value)
+        parts = [value]
         last_tag = tag
     if current is not None:
         raise unreadable(what, current.line, "a record without its closing ER line")

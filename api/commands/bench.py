@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from crase.api.commands.search import whole_number
 from crase.errors import EvaluationError
 from crase.settings import DatabaseSettings, Settings
 
@@ -77,9 +78,10 @@ def add_entailment_command(actions: argparse._SubParsersAction) -> None:
     entailment.add_argument("--scorer", required=True, choices=ENTAILMENT_SCORERS,
                             metavar="NAME", help=f"one of {', '.join(ENTAILMENT_SCORERS)}; "
                             "shipped = what the search uses by the settings")
-    entailment.add_argument("--limit", type=int, metavar="N",
+    entailment.add_argument("--limit", type=whole_number(1, None), metavar="N",
                             help="score N pairs drawn evenly over the four labels (seeded)")
-    entailment.add_argument("--seed", type=int, default=0, help="seed of the --limit draw")
+    entailment.add_argument("--seed", type=whole_number(0, None), default=0,
+                            help="seed of the --limit draw")
     entailment.add_argument("--json", type=Path, metavar="OUT", help="also write the figures")
     entailment.set_defaults(handler=bench_entailment)
 

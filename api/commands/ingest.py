@@ -1,9 +1,10 @@
 """`crase load` (incremental, resumable), `crase fetch` (papers and their neighbours from
 Semantic Scholar) and the handler of `crase db import` (bulk).
 
-Exit status of a load or an import: 0 when done, 2 for a usage error (nothing loaded),
-and PARTIAL_EXIT (3) when a dataset was loaded without some shard that could not be read
-to its end (each such shard one `bad_shard` reject; its other shards and rows loaded)."""
+Exit status of a load or an import: 0 when done, 2 for a usage error or a dataset none
+of whose shards yielded a record (nothing loaded), and PARTIAL_EXIT (3) when a dataset was
+loaded without some shard that could not be read to its end or was empty (each such shard
+one `bad_shard` reject; its other shards and rows loaded)."""
 
 import argparse
 import asyncio
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crase.errors import SettingsError
+from crase.errors import DatasetEmpty, SettingsError
 from crase.settings import Settings
 
 # Only what the parsers need is imported above (api/cli.py); loading, fetching and embedding
@@ -126,7 +127,24 @@ def corpus_files(args: argparse.Namespace, settings: Settings,
                             "takes its citations from the dataset")
     staged = stage_dataset(args, settings, dataset_filter)
     print_staging_report(args.corpus_format, staged)
+    refuse_empty_dataset(staged)
     return locate_corpus(staged.folder), staged
+
+
+def refuse_empty_dataset(staged: "StagingReport") -> None:
+    """A dataset none of whose shards yielded a record stops the load before the graph
+    is touched (a bulk import would replace the database with nothing)."""
+    if not staged.nothing_read:
+        return
+    if staged.bad_shards:
+        named = ", ".join(staged.bad_shards[:5]) + (", ..." if len(staged.bad_shards) > 5
+                                                      else "")
+        why = (f"{len(staged.bad_shards):,} of its {staged.shards:,} shards are empty or "
+               f"cannot be read ({named}), and no other line is a valid record")
+    else:
+        why = f"none of its {staged.shards:,} shards holds a valid record"
+    raise DatasetEmpty(f"the dataset yielded no record: {why}; each reason is in "
+                       f"{staged.rejects_path}; download those shards again and load again")
 
 
 def stage_dataset(args: argparse.Namespace, settings: Settings,

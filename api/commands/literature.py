@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 ORDER = 50  # place in `crase --help` (api/cli.py)
 
 M = TypeVar("M", bound=BaseModel)
+# The most bytes a draft or reference list named here may have: the largest text the
+# requests take (a BibTeX list of 1,000,000 characters) at 4 bytes a character of UTF-8.
+MAX_TEXT_FILE_BYTES = 4_000_000
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -75,12 +78,20 @@ def build(model: type[M], command: str, **values: object) -> M:
 
 
 def read_text(path: Path, what: str) -> str:
-    if not path.is_file():
-        raise InvalidRequest(f"{what} {path} is not a file; give the path of a text file")
+    """A draft or reference list named on the command line: a regular file of at most
+    MAX_TEXT_FILE_BYTES (crase/user_files.py), in UTF-8."""
+    from crase.user_files import read_user_text
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_user_text(path, what, MAX_TEXT_FILE_BYTES)
     except UnicodeDecodeError as err:
         raise InvalidRequest(f"{what} {path} is not UTF-8 text; save it as UTF-8") from err
+    except FileNotFoundError as err:
+        raise InvalidRequest(f"{what} {path} is not a file; give the path of a text "
+                             "file") from err
+    except OSError as err:
+        raise InvalidRequest(f"{what} {path} cannot be read ({err.strerror}); give the path "
+                             "of a text file") from err
 
 
 def run_evolution(args: argparse.Namespace, settings: Settings) -> int:

@@ -17,7 +17,7 @@ from crase.api.exports import ExportFormat
 from crase.errors import InvalidRequest, RunNotFound
 from crase.paper_links import paper_links
 from crase.scoring.tex import tex_to_unicode
-from crase.settings import Settings
+from crase.settings import RunSettings, Settings
 
 # Only what the parsers need is imported above (api/cli.py); reading a run (the driver, the
 # run views) is imported by the function that does it.
@@ -42,6 +42,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     runs.add_argument("--page", type=whole_number(1, None), default=1,
                       help="which page (default 1: the newest)")
     runs.set_defaults(handler=show_runs)
+    add_retention_commands(runs.add_subparsers(dest="runs_action", metavar="ACTION"))
 
     show = subparsers.add_parser(
         "show", help="show a recorded run as `crase search` or `crase idea` printed it",
@@ -71,6 +72,51 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                              "tagged by list (JSON always has them)")
     export.add_argument("--out", type=Path, help="write to this file instead of stdout")
     export.set_defaults(handler=export_results)
+
+
+def add_retention_commands(actions: argparse._SubParsersAction) -> None:
+    keep = RunSettings.model_fields
+    prune = actions.add_parser(
+        "prune", help="delete old finished runs (never a starred or exported one)",
+        description="Delete the finished runs past both retention rules: older than the "
+                    "newest CRASE_RUNS__KEEP_RUNS finished runs (default "
+                    f"{keep['keep_runs'].default}), and started CRASE_RUNS__KEEP_DAYS days "
+                    f"ago or earlier (default {keep['keep_days'].default:g}). A starred or "
+                    "exported run, and a run still queued or running, is never deleted; "
+                    "the papers stay. Prints what it frees.")
+    prune.add_argument("--dry-run", action="store_true",
+                       help="only count what would be pruned")
+    prune.set_defaults(handler=prune_command)
+    for name, starred in (("star", True), ("unstar", False)):
+        star = actions.add_parser(
+            name, help="keep a run for good (never pruned)" if starred
+            else "let `crase runs prune` delete a run again")
+        star.add_argument("run_id", help="the run id (see `crase runs`)")
+        star.set_defaults(handler=star_command, starred=starred)
+
+
+def prune_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+    from crase.run_retention import prune_runs
+
+    with Graph.connect(settings.database) as graph:
+        report = prune_runs(graph, settings.runs, dry_run=args.dry_run)
+    print(f"{report.describe()}; kept: the newest {settings.runs.keep_runs:,} finished runs, "
+          f"every run of the last {settings.runs.keep_days:g} days, starred and exported runs")
+    return 0
+
+
+def star_command(args: argparse.Namespace, settings: Settings) -> int:
+    from crase.graph import Graph
+    from crase.run_retention import star_run
+
+    with Graph.connect(settings.database) as graph:
+        try:
+            star_run(graph, args.run_id, args.starred)
+        except RunNotFound as err:
+            raise RunNotFound(f"{err}; {FIND_THEM}") from err
+    print(f"run {args.run_id} {'starred: never pruned' if args.starred else 'unstarred'}")
+    return 0
 
 
 # crase runs -----------------------------------------------------------------------------

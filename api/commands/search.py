@@ -3,6 +3,7 @@
 import argparse
 import functools
 import json
+import math
 import sys
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -124,6 +125,22 @@ def whole_number(low: int, high: int | None) -> Callable[[str], int]:
             value = None
         if value is None or value < low or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"{text!r}: give a whole number {span}")
+        return value
+    return parse
+
+
+def finite_number(low: float, high: float | None) -> Callable[[str], float]:
+    """An argparse type for a finite number from low to high (None: no upper end): `nan`,
+    `inf` and out-of-range values are refused with the range in one line."""
+    span = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text!r}: give a finite number {span}")
         return value
     return parse
 

@@ -64,7 +64,8 @@ def search_request(form: Mapping[str, str], settings: Settings, graph: Graph) ->
     body = validated(SearchBody, {"query": form.get("query", "").strip(),
                                   "seed_ids": given_lines(form),
                                   "params": given(form, SEARCH_FIELDS)})
-    ids = resolve_typed(graph, body.seed_ids) if body.seed_ids else []
+    ids = (resolve_typed(graph, body.seed_ids, settings.api.given_papers_max_titles)
+           if body.seed_ids else [])
     return build_request(body, settings.search, ids)
 
 

@@ -11,6 +11,7 @@ from litestar import Controller, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
+from crase.api.bulkheads import Bulkheads
 from crase.graph import Graph
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
@@ -34,25 +35,32 @@ class LiteratureController(Controller):
           summary="Evolution map of a topic or seed paper: citation graph by year, key "
                   "papers, paths, Mermaid, comparison with a reference list")
     def evolution(self, data: JSONBody[EvolutionRequest], graph: NamedDependency[Graph],
-                  settings: NamedDependency[Settings]) -> EvolutionMap:
-        encoder = (shared_encoder(settings.models.paper_encoder)
-                   if data.topic is not None else None)
-        return map_evolution(graph, encoder, data)
+                  settings: NamedDependency[Settings],
+                  bulkheads: NamedDependency[Bulkheads]) -> EvolutionMap:
+        with bulkheads.slot("literature"):
+            encoder = (shared_encoder(settings.models.paper_encoder)
+                       if data.topic is not None else None)
+            return map_evolution(graph, encoder, data)
 
     @post("/citation-gaps", status_code=200, sync_to_thread=True,
           summary="Papers a draft excerpt plausibly should cite, with the passage each fits")
     def citation_gaps(self, data: JSONBody[GapRequest], graph: NamedDependency[Graph],
-                      settings: NamedDependency[Settings]) -> GapReport:
-        return find_citation_gaps(graph, shared_encoder(settings.models.paper_encoder), data,
-                                  settings.models)
+                      settings: NamedDependency[Settings],
+                      bulkheads: NamedDependency[Bulkheads]) -> GapReport:
+        with bulkheads.slot("citation_gaps"):
+            return find_citation_gaps(graph, shared_encoder(settings.models.paper_encoder),
+                                      data, settings.models,
+                                      max_references=settings.api.citation_gaps_max_references)
 
     @post("/landscape", status_code=200, sync_to_thread=True,
           summary="Data sets, metrics and method families named in a topic's papers "
                   "(a preliminary exploration)")
     def landscape(self, data: JSONBody[LandscapeRequest], graph: NamedDependency[Graph],
-                  settings: NamedDependency[Settings]) -> Landscape:
-        return map_landscape(graph, shared_encoder(settings.models.paper_encoder), data,
-                             settings.models)
+                  settings: NamedDependency[Settings],
+                  bulkheads: NamedDependency[Bulkheads]) -> Landscape:
+        with bulkheads.slot("literature"):
+            return map_landscape(graph, shared_encoder(settings.models.paper_encoder), data,
+                                 settings.models)
 
 
 # Mounted by the app behind the API-key guard (api/app.py reads every routes module).

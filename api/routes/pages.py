@@ -27,6 +27,7 @@ from crase.api.auth import (
     check_form_token,
     key_is_accepted,
 )
+from crase.api.bulkheads import Bulkheads
 from crase.api.exports import ExportFormat, export_run
 from crase.api.pages.edge_details import edge_details
 from crase.api.pages.forms import (
@@ -34,6 +35,7 @@ from crase.api.pages.forms import (
     IDEA_MODES,
     SEARCH_BOUNDS,
     SEARCH_CHOICES,
+    given_lines,
     idea_request,
     search_defaults,
     search_request,
@@ -157,11 +159,13 @@ class PageController(UiController):
     @post("/searches", sync_to_thread=True, status_code=303)
     def start_search(self, request: Request[Any, Any, Any], data: FormData,
                      registry: NamedDependency[RunRegistry],
-                     settings: NamedDependency[Settings],
-                     graph: NamedDependency[Graph]) -> Response[Any]:
+                     settings: NamedDependency[Settings], graph: NamedDependency[Graph],
+                     bulkheads: NamedDependency[Bulkheads]) -> Response[Any]:
         check_form_token(request, data.get(FORM_TOKEN_FIELD))
         try:
-            run = registry.submit_search(search_request(data, settings, graph))
+            # The box's papers are resolved with the search's own: one given-papers slot.
+            with bulkheads.slot("given_papers" if given_lines(data) else "searches"):
+                run = registry.submit_search(search_request(data, settings, graph))
         except GivenPapersUnknown as err:
             return forms_page(request, settings, search_form=data, search_problem=str(err),
                               unknown_papers=err.unknown)

@@ -23,6 +23,7 @@ from litestar.params import FromPath, JSONBody
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from crase.api.bulkheads import Bulkheads
 from crase.api.run_views import evidence_graph, read_run_record
 from crase.errors import DocumentUnreadable, RunNotFound
 from crase.graph import Graph
@@ -241,10 +242,12 @@ class ResearchToolsController(Controller):
     @post("/code-extract", status_code=200, sync_to_thread=True,
           summary="Code, pseudocode and implementation diagnostics of one document")
     def code_extract(self, data: JSONBody[CodeExtractBody], graph: NamedDependency[Graph],
-                     settings: NamedDependency[Settings]) -> CodeExtractResult:
-        document = document_of(data)
-        analyst = ModelAnalyst.from_settings(settings.models) if data.use_model else None
-        result = extract_code(graph, document, execute=False, analyst=analyst)
+                     settings: NamedDependency[Settings],
+                     bulkheads: NamedDependency[Bulkheads]) -> CodeExtractResult:
+        with bulkheads.slot("text_tools"):
+            document = document_of(data)
+            analyst = ModelAnalyst.from_settings(settings.models) if data.use_model else None
+            result = extract_code(graph, document, execute=False, analyst=analyst)
         return CodeExtractResult.model_validate(
             {**result.to_dict(), "report_markdown": report_markdown(result)})
 
@@ -289,10 +292,11 @@ class ResearchToolsController(Controller):
 
     @post("/entailment-data", status_code=200, sync_to_thread=True,
           summary="SciNLI / MSciNLI pairs as score_entailment training examples")
-    def entailment_data(self, data: JSONBody[EntailmentDataBody],
-                        graph: NamedDependency[Graph]) -> EntailmentData:
+    def entailment_data(self, data: JSONBody[EntailmentDataBody], graph: NamedDependency[Graph],
+                        bulkheads: NamedDependency[Bulkheads]) -> EntailmentData:
         rows = [pair.model_dump() for pair in data.pairs]
-        run_id, result = convert_posted_pairs(graph, rows)
+        with bulkheads.slot("text_tools"):
+            run_id, result = convert_posted_pairs(graph, rows)
         return EntailmentData(run_id=run_id, counts=result.counts(),
                               examples=[ChatExample.model_validate(e) for e in result.examples],
                               rejects=result.rejects)

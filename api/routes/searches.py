@@ -25,6 +25,7 @@ from pydantic import (
     field_validator,
 )
 
+from crase.api.bulkheads import Bulkheads
 from crase.api.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
@@ -134,9 +135,18 @@ class SearchController(Controller):
                           "that leave it no seeds, or seed_ids entries not in the graph "
                           "(GivenPapersUnknown, each listed in `unknown`)")})
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
-                     settings: NamedDependency[Settings],
-                     graph: NamedDependency[Graph]) -> SearchAccepted:
-        given = resolve_typed(graph, data.seed_ids) if data.seed_ids else []
+                     settings: NamedDependency[Settings], graph: NamedDependency[Graph],
+                     bulkheads: NamedDependency[Bulkheads]) -> SearchAccepted:
+        with bulkheads.slot("searches"):
+            return self.accept(data, registry, settings, graph, bulkheads)
+
+    @staticmethod
+    def accept(data: SearchBody, registry: RunRegistry, settings: Settings, graph: Graph,
+               bulkheads: Bulkheads) -> SearchAccepted:
+        given: list[str] = []
+        if data.seed_ids:
+            with bulkheads.slot("given_papers"):
+                given = resolve_typed(graph, data.seed_ids, settings.api.given_papers_max_titles)
         request = build_request(data, settings.search, given)
         if request.params.source == "semantic-scholar" and not settings.providers.enabled:
             raise InvalidRequest("params.source semantic-scholar: external providers are off "

@@ -134,3 +134,13 @@ def test_a_password_beginning_with_a_dash_sets_and_starts(tmp_path: Path) -> Non
 @pytest.mark.integration
 def test_generated_passwords_never_look_like_an_option() -> None:
     assert not any(generate_password().startswith("-") for _ in range(2000))
+
+
+def test_the_written_settings_limit_one_transactions_memory(tmp_path: Path) -> None:
+    settings = DatabaseSettings(home=tmp_path / "home", transaction_memory="256m")
+    conf = Neo4jServer(settings).write_conf().read_text().splitlines()
+    assert "db.memory.transaction.max=256m" in conf
+    assert "db.memory.transaction.max=512m" in Neo4jServer(DatabaseSettings(
+        home=tmp_path / "other")).write_conf().read_text().splitlines()
+    with pytest.raises(ValueError, match="transaction_memory"):
+        DatabaseSettings(transaction_memory="lots")

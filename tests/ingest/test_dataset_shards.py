@@ -19,6 +19,7 @@ from crase.ingest.records import DEFAULT_LIMITS
 from crase.ingest.rejects import read_rejects
 from crase.ingest.s2ag import stage_s2ag
 from crase.settings import Settings
+from tests.ingest.conftest import FIXTURES, gzip_shards
 from tests.ingest.test_openalex import (
     ALL_EDGES,
     ATTENTION,
@@ -181,3 +182,95 @@ def test_crase_load_writes_the_dataset_rejects_to_the_rejects_file(
     assert main(["load", str(s2ag_datasets), "--format", "s2ag", "--quiet",
                  "--rejects", str(mine)]) == 0
     assert len(rejects_of(mine)) == 4
+
+
+# Empty shards: a download that never started, or stopped before its data, is refused like
+# a cut-off one; loaded silently it would lose the shard's works without a word.
+EMPTY_SHARDS = {
+    "zero.gz": (b"", "the file is empty (0 bytes)"),
+    "zero.jsonl": (b"", "the file is empty (0 bytes)"),
+    "no-text.gz": (gzip.compress(b""), "hold no text"),
+    "blank.gz": (gzip.compress(b"\n  \n\n"), "3 blank lines and no record"),
+    "blank.jsonl": (b"\n\n", "2 blank lines and no record"),
+}
+
+
+def add_empty_shards(folder: Path) -> list[str]:
+    """The empty shards beside the good ones in `folder`; their names as rejects say them."""
+    for name, (data, _) in EMPTY_SHARDS.items():
+        (folder / name).write_bytes(data)
+    return sorted(EMPTY_SHARDS)
+
+
+def test_every_empty_openalex_shard_is_a_bad_shard_reject_and_the_good_ones_load(
+        openalex_works: Path, tmp_path: Path) -> None:
+    folder = openalex_works / "updated_date=2024-03-01"
+    folder.mkdir()
+    names = [f"updated_date=2024-03-01/{name}" for name in add_empty_shards(folder)]
+    report = stage_openalex(openalex_works, tmp_path / "staged", DatasetFilter(),
+                            DEFAULT_LIMITS, 1_000_000)
+    papers, edges = staged(tmp_path / "staged")
+    assert papers == [ATTENTION, BERT, NMT, PROTEIN] and edges == ALL_EDGES
+    assert sorted(report.bad_shards) == names and report.partial
+    bad = {reject.file: reject for reject in read_rejects(report.rejects_path)
+           if reject.kind.value == "bad_shard"}
+    assert sorted(bad) == names
+    for name, (_, reason) in EMPTY_SHARDS.items():
+        shown = bad[f"updated_date=2024-03-01/{name}"].reason
+        assert shown.startswith("the shard is empty") and reason in shown
+        assert "download the shard again" in shown
+    # The good shards' own rejects are as before.
+    assert [r for r in rejects_of(report.rejects_path) if r[2] != "bad_shard"] == GOOD_REJECTS
+
+
+def test_every_empty_semantic_scholar_shard_is_a_bad_shard_reject(
+        s2ag_datasets: Path, tmp_path: Path) -> None:
+    expected = []
+    for dataset in ("papers", "abstracts", "citations"):
+        expected += [f"{dataset}/{name}" for name in add_empty_shards(s2ag_datasets / dataset)]
+    report = stage_s2ag(s2ag_datasets, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                        1_000_000)
+    assert sorted(report.bad_shards) == sorted(expected)
+    assert sorted(r[0] for r in rejects_of(report.rejects_path)
+                  if r[2] == "bad_shard") == sorted(expected)
+    clean = stage_s2ag(gzip_fixture_copy(tmp_path), tmp_path / "clean", DatasetFilter(),
+                       DEFAULT_LIMITS, 1_000_000)
+    assert staged(tmp_path / "staged") == staged(tmp_path / "clean")  # good shards all read
+    assert report.kept == clean.kept > 0
+
+
+def gzip_fixture_copy(tmp_path: Path) -> Path:
+    return gzip_shards(FIXTURES / "s2ag", tmp_path / "s2ag-clean")
+
+
+def test_a_gzip_header_alone_is_a_bad_shard(tmp_path: Path) -> None:
+    works = tmp_path / "works"
+    works.mkdir()
+    (works / "part_000.gz").write_bytes(gzip.compress(b"")[:10])  # the header, no data
+    report = stage_openalex(works, tmp_path / "staged", DatasetFilter(), DEFAULT_LIMITS,
+                            1_000_000)
+    assert report.bad_shards == ["part_000.gz"] and report.nothing_read
+
+
+@pytest.mark.parametrize("command", [["load"], ["db", "import", "--no-embed"]])
+@pytest.mark.parametrize("corpus_format", ["openalex", "s2ag"])
+def test_a_load_of_only_empty_shards_stops_with_the_reason_before_the_database(
+        command: list[str], corpus_format: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # No server runs: the command must stop before it connects (or, for db import,
+    # before it stops a server and replaces its database).
+    monkeypatch.setenv("CRASE_VAR_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("CRASE_DATABASE__HOME", str(tmp_path / "no-server"))
+    monkeypatch.setenv("CRASE_DATABASE__URI", "bolt://127.0.0.1:9")
+    dataset = tmp_path / "dataset"
+    folder = dataset / "papers" if corpus_format == "s2ag" else dataset
+    folder.mkdir(parents=True)
+    (folder / "part_000.gz").write_bytes(b"")
+    (folder / "part_001.gz").write_bytes(gzip.compress(b"\n"))
+    assert main([*command, str(dataset), "--format", corpus_format, "--quiet"]) == 2
+    captured = capsys.readouterr()
+    error = captured.err.strip()
+    assert error.startswith("crase: DatasetEmpty: the dataset yielded no record")
+    assert "2 of its 2 shards are empty or cannot be read" in error
+    assert "download those shards again" in error and "\n" not in error
+    assert "Bulk import" not in captured.out and "Loaded" not in captured.out

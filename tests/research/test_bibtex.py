@@ -96,3 +96,28 @@ def test_month_macros_duplicate_keys_and_fields() -> None:
                                  "@misc{k, title = {Again}}\n@misc{j, note = {x}}")
     assert [(e.key, e.fields) for e in entries] == [
         ("k", {"title": "First", "month": "January"}), ("j", {"note": "x"})]
+
+
+# Titles as the graph holds them, each with something the export escapes; read back, each
+# is the title again (tests/api/test_given_paper_files.py reads Crase's export whole).
+ROUND_TRIP_TITLES = [
+    "A title that ends in a backslash \\", "Costs of 50% & more: #1 of $x_1$",
+    "An opening { left alone", "A closing } left alone", "Braces {kept} as a group",
+    "K\\\"ahler manifolds and $\\alpha'$ corrections", "Tilde ~ and caret ^ stay",
+    "Two \\\\ backslashes stay", "A \\ control space", "Plain title",
+]
+
+
+def exported_bibtex(titles: list[str]) -> str:
+    from crase.api.exports import to_bibtex
+
+    papers = [{"id": f"p{n}", "title": title, "authors": ["Ann Author"], "year": 2000,
+               "rank": n + 1, "score": 0.5} for n, title in enumerate(titles)]
+    return to_bibtex({"id": "run1"}, papers)
+
+
+def test_the_exports_own_escapes_are_undone_when_read_back() -> None:
+    entries = bibtex.read_bibtex(exported_bibtex(ROUND_TRIP_TITLES))
+    assert [entry.fields["title"] for entry in entries] == [
+        " ".join(title.replace("{kept}", "kept").split()) for title in ROUND_TRIP_TITLES]
+    assert bibtex.plain(r"a \textbackslash{}b \{c\} {d}") == r"a \b \{c\} d"

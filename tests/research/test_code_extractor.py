@@ -357,3 +357,4 @@ def test_the_route_imports_nothing_a_document_names_and_reads_a_hostile_line(
         "filename": "m.txt", "text": "x = 1\n" + HOSTILE_LINES["declaration without an end"]})
     assert hostile.status_code == 200, hostile.text
     assert time.monotonic() - started < 4  # 5.6 s before, on an idle host
+

@@ -110,7 +110,7 @@ def test_a_file_that_is_not_in_the_layout_is_a_named_error(tmp_path: Path) -> No
         convert_files([wrong])
     odd = tmp_path / "pairs.parquet"
     odd.write_bytes(b"PAR1")
-    with pytest.raises(NliDataInvalid, match="give --layout"):
+    with pytest.raises(NliDataInvalid, match="name the file .csv, .tsv or .jsonl"):
         convert_files([odd])
     empty = tmp_path / "empty.jsonl"
     empty.write_text(json.dumps({"sentence1": "a", "sentence2": "b", "label": "?"}) + "\n",

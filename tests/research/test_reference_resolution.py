@@ -1,13 +1,21 @@
 """Reference lists resolved to corpus papers by identifier, against a stand-in graph that
 answers the identifier query as Neo4j does (exact equality on the stored value), with
-papers stored as ingest validates them. No database: the resolution rules only."""
+papers stored as ingest validates them (no database: the resolution rules only); and titles
+against the committed sample in the session's Neo4j."""
 
+import json
+from collections.abc import Iterator
 from typing import Any, cast
+
+import pytest
 
 from crase.graph import Graph
 from crase.ingest.records import Paper
-from crase.research.reference_lists import parse_bibtex
-from crase.research.reference_resolution import resolve_references
+from crase.research.reference_lists import ReferenceItem, parse_bibtex
+from crase.research.reference_resolution import TITLE_HITS, resolve_references
+from crase.search.text_ranking import search_hits
+from tests.conftest import clean_graph
+from tests.sample_slice import SAMPLE, load_sample_slice
 
 # Maldacena's large-N paper, stored as ingest stores it (its DOI lower-cased).
 MALDACENA = Paper.model_validate({
@@ -27,7 +35,7 @@ class IdentifierGraph:
             return self.by_identifier(params["dois"], params["arxiv_ids"])
         if name == "read_papers":
             return [{"id": p.id, "title": p.title} for p in self.papers if p.id in params["ids"]]
-        assert name == "search_papers_fulltext", name
+        assert name in ("search_papers_fulltext", "search_papers_by_title"), name
         return []
 
     def by_identifier(self, dois: list[str], arxiv_ids: list[str]) -> list[dict[str, Any]]:
@@ -88,3 +96,55 @@ def test_a_title_resolves_to_the_hit_that_agrees_best_and_a_tie_to_none() -> Non
     assert best_title_hit(wanted, [near, exact, twin]) is None
     # Words of twelve titles are none of them.
     assert best_title_hit("Black hole entropy from string microstates", [exact, other]) is None
+
+
+# Against the real index: the committed sample (3,000 hep-th papers) in the session's Neo4j.
+@pytest.fixture(scope="module")
+def sample_graph(session_graph: Graph) -> Iterator[Graph]:
+    clean_graph(session_graph)
+    load_sample_slice(session_graph, 3000)
+    session_graph.read("await_indexes", seconds=60)
+    try:
+        yield session_graph
+    finally:
+        clean_graph(session_graph)
+
+
+@pytest.mark.integration
+def test_an_exact_title_resolves_though_it_is_not_among_the_top_text_hits(
+        sample_graph: Graph) -> None:
+    # "Brane New World" (hep-th/0003052): its three words are in many longer titles and
+    # abstracts, which the full-text ranking puts first.
+    assert "0003052" not in [hit.id for hit in search_hits(sample_graph, "Brane New World",
+                                                           TITLE_HITS, [])]
+    [found] = resolve_references(sample_graph, [ReferenceItem(title="Brane New World")])
+    assert (found.paper_id, found.matched_by) == ("0003052", "title")
+    [spelt] = resolve_references(sample_graph, [ReferenceItem(title="{B}rane new world.")])
+    assert spelt.paper_id == "0003052"
+    # A title contained in a longer one is no exact match of it.
+    [part] = resolve_references(sample_graph, [ReferenceItem(title="Brane New")])
+    assert part.paper_id is None
+
+
+@pytest.mark.integration
+def test_crases_own_bibtex_export_resolves_every_entry_again(sample_graph: Graph) -> None:
+    from crase.api.exports import to_bibtex
+    from crase.api.given_papers import reference_file_entries, resolve_given
+
+    rows = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open()][:30]
+    # Three titles with what the export escapes as \textbackslash{} and braces; set on the
+    # graph's papers too, as a corpus may hold them.
+    for row, tail in zip(rows, (" \\", " {", " }"), strict=False):
+        row["title"] += tail
+    with sample_graph.driver.session() as session:
+        session.run("UNWIND $rows AS r MATCH (p:Paper {id: r.id}) SET p.title = r.title",
+                    rows=rows[:3]).consume()
+    sample_graph.read("await_indexes", seconds=60)
+    # No identifiers: every entry must come back by its title alone.
+    papers = [{"id": row["id"], "title": row["title"], "authors": row["authors"],
+               "year": row["year"], "rank": n + 1, "score": 0.1}
+              for n, row in enumerate(rows)]
+    entries = reference_file_entries(to_bibtex({"id": "run1"}, papers), "run.bib")
+    given = resolve_given(sample_graph, entries)
+    assert given.unknown == [] and [paper.id for paper in given.found] == [
+        row["id"] for row in rows]
