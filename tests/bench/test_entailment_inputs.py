@@ -91,27 +91,6 @@ def test_a_model_with_a_nan_weight_is_never_written(tmp_path: Path) -> None:
     assert not (tmp_path / "nan.json").exists()
 
 
-@pytest.mark.parametrize(("flag", "value", "said"), [
-    ("--l2", "nan", "'nan': give a finite number of at least 0"),
-    ("--l2", "inf", "'inf': give a finite number of at least 0"),
-    ("--l2", "-0.1", "'-0.1': give a finite number of at least 0"),
-    ("--mined-weight", "nan", "give a finite number of at least 0"),
-    ("--neutral-share", "1.5", "give a finite number from 0 to 1"),
-    ("--limit", "-3", "'-3': give a whole number at least 1"),
-    ("--limit", "0", "give a whole number at least 1"),
-    ("--epochs", "0", "give a whole number from 1 to 1000"),
-    ("--hidden-units", "-1", "give a whole number from 0 to 4096"),
-    ("--dev-folds", "1", "--dev-folds 1 leaves no pair out of its fold"),
-])
-def test_train_entailment_refuses_a_flag_that_would_spoil_the_model(
-        flag: str, value: str, said: str, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    error = one_line_error(capsys, ["train-entailment", "--out", str(tmp_path / "m.json"),
-                                    "--nli", str(tmp_path), flag, value])
-    assert said in error
-    assert not (tmp_path / "m.json").exists()
-
-
 def test_bench_entailment_refuses_a_negative_limit_and_names_no_flag_it_lacks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "give a whole number at least 1" in one_line_error(
