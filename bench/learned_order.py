@@ -56,7 +56,7 @@ from crase.search.order_training import (
     training_example,
     training_search,
 )
-from crase.search.request import ORDER_FORMS
+from crase.search.request import ORDER_FORMS, QUERY_FORMS
 from crase.search.stages import (
     Search,
     SearchState,
@@ -266,10 +266,11 @@ def evaluate(args: argparse.Namespace) -> None:
     dev = read_gathered(args.dev)
     # Only the forms the dev queries are ordered in are fit: each form's model is fit on
     # its own queries alone, so the others would change nothing here.
-    forms = {args.as_form} if args.as_form else {g.example.query.form for g in dev}
-    train = [g.example for g in read_gathered(args.train) if g.example.query.form in forms
-             or args.save or args.save_ablations]
+    # A saved model holds the forms of --forms, as `crase train-order` would fit them.
     saving = bool(args.save or args.save_ablations)
+    forms = ({args.as_form} if args.as_form else {g.example.query.form for g in dev}
+             ) if not saving else set(args.forms)
+    train = [g.example for g in read_gathered(args.train) if g.example.query.form in forms]
     settings = training_description(args, train) if saving else {}
     params = replace(LambdaRankParams(), **json.loads(args.params or "{}"))
     relevants = [g.example.query.answer for g in dev]
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--seed", type=int, default=0)
     measure.add_argument("--queries", type=int, default=0,
                          help="source papers `collect --train` drew (for the description)")
-    measure.add_argument("--forms", nargs="+", choices=ORDER_FORMS, default=list(ORDER_FORMS),
+    measure.add_argument("--forms", nargs="+", choices=ORDER_FORMS, default=list(QUERY_FORMS),
                          help="forms `collect --train` asked them in (for the description)")
     measure.add_argument("--held-out-names", nargs="*", default=[],
                          help="names of the query files held out of the draw")

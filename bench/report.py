@@ -20,7 +20,7 @@ SYSTEM_NAMES = {
     "ppr-unweighted": "PPR, unweighted (paper's seeds)",
     "paper-default": "Paper's default (paper's seeds, Delta walk, fill)",
     "previous-default": "Previous default (the walk's order, then the text fill)",
-    "learned-order": "Learned order (walk and text candidates, linear model)",
+    "learned-order": "Learned order (walk and text candidates, LambdaRank)",
     "shipped": "**Shipped** (crase search as it runs by default)",
     "crase-ppr": "Crase-PPR (shipped seeds, walk only)",
     "uniform-edges": "Shipped seeds, uniform edges (no Delta)",

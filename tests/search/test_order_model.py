@@ -179,9 +179,11 @@ def test_query_text_is_the_title_and_two_sentences() -> None:
 
 def test_shipped_models_were_trained_on_pre_2003_hep_th_only() -> None:
     models = load_models(SHIPPED_MODEL)
-    assert set(models.forms) == set(ORDER_FORMS)
+    # The idea form (one abstract sentence) is not shipped: on one-sentence hep-th queries
+    # it did not beat the text model (docs/retrieval-quality.md).
+    assert set(models.forms) == set(QUERY_FORMS)
     sources_of = {}
-    for form in ORDER_FORMS:
+    for form in QUERY_FORMS:
         described = models.forms[form].description
         assert described["corpus"] == "hep-th"
         assert described["before_year"] == 2003 and described["source_year_max"] < 2003
@@ -196,7 +198,11 @@ def test_shipped_models_were_trained_on_pre_2003_hep_th_only() -> None:
                    {"92", "93", "94", "95", "96", "97", "98", "99", "00", "01", "02"}
                    for paper, _ in sources)
         sources_of[form] = {paper for paper, _ in sources}
-    # Every form's model from the same draw of source papers.
-    assert all(sources_of[form] <= sources_of["text"] for form in QUERY_FORMS)
+    # Every form's model from the same draw of source papers (a form may leave out a
+    # paper the search orders otherwise, a thin graph): one command, and no more papers
+    # in all than it drew.
+    assert len({models.forms[form].description["command"] for form in QUERY_FORMS}) == 1
+    drawn = int(models.forms["text"].description["command"].split("--queries ")[1].split()[0])
+    assert len(set().union(*sources_of.values())) <= drawn
     # Small enough to ship: every file of the folder together under 2 MB.
     assert sum(f.stat().st_size for f in SHIPPED_MODEL.iterdir()) < 2 * 1024 * 1024
