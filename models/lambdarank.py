@@ -7,9 +7,8 @@ LightGBM writes (`Booster.model_to_string`), readable by LightGBM's own tools; i
 features, and `from_text` refuses a file whose features are not the ones its caller
 computes, in that order. Nothing is pickled.
 
-Training is deterministic: a fixed number of threads, LightGBM's `deterministic` mode and
-fixed seeds, so the same groups and parameters give the same bytes (tests of the trainers
-build twice and compare).
+Training is deterministic: one thread, LightGBM's `deterministic` mode and fixed seeds, so
+the same groups and parameters give the same bytes (tests/models/test_lambdarank.py).
 Scoring runs on one thread too: a server answers several searches at once, each on its
 own core, and a few hundred candidates are scored in about a millisecond.
 
@@ -46,7 +45,6 @@ class LambdaRankParams:
     truncation_level: int = 50  # the depth of the list whose order the gradients weigh
     l2: float = 1.0
     seed: int = 0
-    threads: int = 2  # fixed, not the machine's count: LightGBM's result depends on it
 
     def lightgbm(self) -> dict[str, Any]:
         return {
@@ -56,7 +54,7 @@ class LambdaRankParams:
             "min_data_in_leaf": self.min_data_in_leaf,
             "feature_fraction": self.feature_fraction, "lambda_l2": self.l2,
             "seed": self.seed, "deterministic": True, "force_col_wise": True,
-            "num_threads": self.threads, "verbosity": -1,
+            "num_threads": 1, "verbosity": -1,
         }
 
 
