@@ -1,10 +1,10 @@
 """The learned ranking measured apart from the search: candidates and features are gathered
 once per query (the slow part), then models are fit and compared in seconds.
 
-    python -m crase.bench.learned_order collect --queries Q.jsonl --out dev.pkl
+    python -m crase.bench.learned_order collect --queries Q.jsonl --out dev.npz
     python -m crase.bench.learned_order collect --train 600 --before-year 2003 \\
-        --hold-out Q.jsonl --out train.pkl
-    python -m crase.bench.learned_order evaluate --train train.pkl --dev dev.pkl
+        --hold-out Q.jsonl --out train.npz
+    python -m crase.bench.learned_order evaluate --train train.npz --dev dev.npz
 
 `collect --queries` gathers a benchmark query set (each source paper hidden with its
 edges); `collect --train` draws training queries from the corpus's own citations
@@ -20,10 +20,14 @@ The figures of record come from `crase bench quality` (shipped against previous-
 this tool is for choosing the model and the ablations on the same dev queries.
 `evaluate --save-ablations DIR` writes every model of its table, each described by its
 training data, for `crase bench quality --order-ablations DIR` to measure in the search.
+
+A gathered file is numpy's .npz, read without pickle (nothing in it can run code), with
+the feature names it was gathered with; a file of another version's features, or any
+other file, is refused by name (EvaluationError).
 """
 
 import argparse
-import pickle
+import json
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -36,8 +40,9 @@ from crase.bench.metrics import CUTOFFS, average_precision_at_k, hit_at_k, hits_
 from crase.bench.quality import resolve_queries
 from crase.bench.query_sets import read_query_file
 from crase.bench.significance import mean_difference, pooled_difference
+from crase.errors import EvaluationError
 from crase.graph import Graph
-from crase.search.candidate_features import FEATURE_GROUPS, FEATURES
+from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
 from crase.search.order_model import OrderModel, order_candidates, save_model
 from crase.search.order_training import (
     DEFAULT_FEATURES,
@@ -75,6 +80,57 @@ class DevQuery:
     gated_order: list[str] | None = None
 
 
+FILE_FORMAT = "crase-order-evidence/1"
+
+
+def write_gathered(items: list[DevQuery], path: Path) -> None:
+    """The gathered queries as one .npz: every candidate's row of FEATURES, its label and
+    id, each query's size, and the queries' fields as JSON text (a training query has no
+    walk order)."""
+    queries = [{"source_id": q.example.query.source_id, "text": q.example.query.text,
+                "year": q.example.query.year, "answer": sorted(q.example.query.answer),
+                "given": list(q.example.query.given), "title": q.example.query.title,
+                "walk_order": q.walk_order, "gated_order": q.gated_order} for q in items]
+    examples = [q.example for q in items]
+    with path.open("wb") as out:
+        np.savez_compressed(
+            out, format=np.array(FILE_FORMAT), features=np.array(FEATURES),
+            values=(np.vstack([e.candidates.values for e in examples]) if examples
+                    else np.zeros((0, len(FEATURES)))),
+            labels=np.concatenate([e.labels for e in examples]) if examples else np.zeros(0),
+            ids=np.array([p for e in examples for p in e.candidates.ids], dtype=str),
+            sizes=np.array([len(e.candidates.ids) for e in examples], dtype=np.int64),
+            queries=np.array(json.dumps(queries)))
+
+
+def read_gathered(path: Path) -> list[DevQuery]:
+    """The queries of a file `write_gathered` wrote with this version's features; refuses
+    any other file by name, and never unpickles."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["format"]) != FILE_FORMAT:
+                raise EvaluationError(f"{path} is not a {FILE_FORMAT} file: gather it with "
+                                      "`python -m crase.bench.learned_order collect`")
+            if tuple(data["features"].tolist()) != FEATURES:
+                raise EvaluationError(f"{path} was gathered with other features than this "
+                                      "version computes: gather it again")
+            values, labels = data["values"], data["labels"]
+            ids, sizes = data["ids"].tolist(), data["sizes"].tolist()
+            queries = json.loads(str(data["queries"]))
+    except (OSError, KeyError, ValueError, json.JSONDecodeError) as err:
+        raise EvaluationError(f"cannot read {path} ({err}): gather it again") from err
+    items, start = [], 0
+    for size, q in zip(sizes, queries, strict=True):
+        query = TrainingQuery(q["source_id"], q["text"], q["year"], frozenset(q["answer"]),
+                              tuple(q["given"]), q["title"])
+        end = start + size
+        example = TrainingExample(query, Candidates(ids[start:end], values[start:end]),
+                                  labels[start:end])
+        items.append(DevQuery(example, q["walk_order"], q["gated_order"]))
+        start = end
+    return items
+
+
 def collect(args: argparse.Namespace) -> None:
     settings = Settings()
     from crase.search.roles.from_settings import build_search_backends
@@ -110,7 +166,8 @@ def collect(args: argparse.Namespace) -> None:
                 report(done, len(train), started)
     finally:
         graph.close()
-    args.out.write_bytes(pickle.dumps(items))
+    write_gathered([item if isinstance(item, DevQuery) else DevQuery(item, [])
+                    for item in items], args.out)
 
 
 def report(done: int, total: int, started: float) -> None:
@@ -207,8 +264,8 @@ def training_description(args: argparse.Namespace, train: list[TrainingExample]
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    train: list[TrainingExample] = pickle.loads(args.train.read_bytes())
-    dev: list[DevQuery] = pickle.loads(args.dev.read_bytes())
+    train = [q.example for q in read_gathered(args.train)]
+    dev = read_gathered(args.dev)
     saving = bool(args.save or args.save_ablations)
     settings = training_description(args, train) if saving else {}
     relevants = [q.example.query.answer for q in dev]
@@ -276,7 +333,10 @@ def main(argv: list[str] | None = None) -> None:
                          help="names of the query files held out of the draw")
     measure.set_defaults(handler=evaluate)
     args = parser.parse_args(argv)
-    args.handler(args)
+    try:
+        args.handler(args)
+    except EvaluationError as err:
+        raise SystemExit(f"error: {err}") from None
 
 
 if __name__ == "__main__":

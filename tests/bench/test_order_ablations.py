@@ -7,12 +7,12 @@ import json
 import pickle
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
-from crase.bench.learned_order import DevQuery, main
+from crase.bench.learned_order import DevQuery, main, read_gathered, write_gathered
 from crase.bench.quality import (
     Dataset,
     DatasetSpec,
@@ -25,6 +25,7 @@ from crase.bench.quality import (
 from crase.bench.report import write_report
 from crase.bench.run_store import RunStore
 from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
+from crase.errors import EvaluationError
 from crase.graph import Graph
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
 from crase.search.order_model import (
@@ -86,11 +87,39 @@ def examples(count: int, first_year: int) -> list[TrainingExample]:
 
 
 def write_examples(folder: Path, train_first_year: int) -> tuple[Path, Path]:
-    train, dev = folder / "train.pkl", folder / "dev.pkl"
-    train.write_bytes(pickle.dumps(examples(8, train_first_year)))
-    dev.write_bytes(pickle.dumps([DevQuery(e, e.candidates.ids[:5])
-                                  for e in examples(4, 2005)]))
+    train, dev = folder / "train.npz", folder / "dev.npz"
+    write_gathered([DevQuery(e, []) for e in examples(8, train_first_year)], train)
+    write_gathered([DevQuery(e, e.candidates.ids[:5]) for e in examples(4, 2005)], dev)
     return train, dev
+
+
+def test_a_gathered_file_round_trips_and_anything_else_is_refused_without_unpickling(
+        tmp_path: Path) -> None:
+    train, _ = write_examples(tmp_path, 1999)
+    back = read_gathered(train)
+    assert [q.example.query for q in back] == [e.query for e in examples(8, 1999)]
+    assert all(np.array_equal(q.example.candidates.values, e.candidates.values)
+               for q, e in zip(back, examples(8, 1999), strict=True))
+    # A pickle that would run code when loaded is refused by name, and runs nothing.
+    crafted = tmp_path / "crafted.npz"
+    marker = tmp_path / "ran"
+    crafted.write_bytes(pickle.dumps(Runs(str(marker))))
+    with pytest.raises(EvaluationError):
+        read_gathered(crafted)
+    assert not marker.exists()
+    with pytest.raises(SystemExit, match="error: .*gather it again"):
+        main(["evaluate", "--train", str(crafted), "--dev", str(crafted)])
+    assert not marker.exists()
+
+
+class Runs:
+    """An object whose unpickling would create `path`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (open, (self.path, "w"))
 
 
 def test_save_ablations_writes_one_described_model_per_group(tmp_path: Path) -> None:
