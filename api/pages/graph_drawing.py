@@ -170,11 +170,14 @@ class ScoreAxis:
 
 
 def node_roles(node: dict[str, Any]) -> tuple[str, ...]:
+    # A returned paper is drawn as returned even where pruning cut it from the evidence
+    # graph: the learned order ranks every candidate, and the list beside the drawing
+    # names it among the results.
     roles = ["seed"] if node["seed"] else []
-    if not node["kept"]:
-        roles.append("cut")
-    elif node["rank"] is not None:
+    if node["rank"] is not None:
         roles.append("returned")
+    elif not node["kept"]:
+        roles.append("cut")
     else:
         roles.append("kept")
     return tuple(roles)

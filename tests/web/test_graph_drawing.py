@@ -61,6 +61,10 @@ def test_roles_sizes_and_widths_follow_the_run() -> None:
     shapes = {n.id: n for n in drawing.nodes}
     assert shapes["a"].roles == ("seed", "returned") and shapes["b"].roles == ("returned",)
     assert shapes["c"].roles == ("kept",) and shapes["d"].roles == ("seed", "cut")
+    # A returned paper that pruning cut is still drawn as returned.
+    cut_but_returned = draw_evidence_graph(
+        {"nodes": [node("f", 2000, kept=False, rank=1, score=0.2)], "edges": []})
+    assert cut_but_returned.nodes[0].roles == ("returned",)
     assert shapes["a"].r == MAX_RADIUS and shapes["c"].r == MIN_RADIUS
     assert MIN_RADIUS < shapes["b"].r < MAX_RADIUS
     widths = {(e.citing, e.cited): e.width for e in drawing.edges}
