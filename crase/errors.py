@@ -305,12 +305,7 @@ class RayUnavailable(CraseError):
     cluster cannot hold the workers asked for."""
 
 
-class RankingModelInvalid(SettingsError):
-    """A learned ranking model (models/lambdarank.py) is not a LightGBM model, or ranks by
-    other features than this version computes."""
-
-
-class OrderModelInvalid(RankingModelInvalid):
+class OrderModelInvalid(SettingsError):
     """The search's order model is missing, unreadable, of another format, or names
     features the search does not compute (`crase train-order` writes one)."""
 
