@@ -14,9 +14,11 @@ from crase.search.candidate_features import (
     author_key,
     candidate_features,
     candidate_ids,
+    features_of,
     recent_from,
 )
 from crase.search.text_ranking import Hit
+from tests.recording_graph import RecordingGraph
 
 
 def hit(paper: str, score: float, year: int | None = 2000) -> Hit:
@@ -157,3 +159,15 @@ def test_citations_per_year_and_their_recent_share() -> None:
     assert row["a"]["citations_per_year"] == pytest.approx(math.log1p(2.0))
     assert row["a"]["recent_citation_share"] == pytest.approx(0.5)
     assert row["b"]["recent_citation_share"] == 0.0
+
+
+def test_the_corpus_wide_facts_are_read_only_for_a_model_that_uses_them() -> None:
+    graph = RecordingGraph({"read_cited_by_counts": [{"id": "a", "cited_by": 7}]})
+    linear = features_of(graph, evidence(), ["hidden"], FEATURE_GROUPS["degree"])
+    assert [c.name for c in graph.calls] == ["read_cited_by_counts"]
+    assert graph.calls[0].params["excluded"] == ["hidden"]
+    assert linear.column("corpus_cited_by")[linear.ids.index("a")] == math.log1p(7)
+    graph.calls.clear()
+    features_of(graph, evidence(), ["hidden"], ("corpus_cited_by", "cocited_cosine"))
+    assert [c.name for c in graph.calls] == ["read_candidate_signals", "read_anchor_links"]
+    assert graph.calls[1].params["anchors"] == ["s", "t"]

@@ -10,10 +10,13 @@ import pytest
 
 from crase.errors import OrderModelInvalid
 from crase.models.lambdarank import LambdaRankParams
+from crase.models.linear_ranking import LinearRanking
 from crase.search.candidate_features import FEATURES, Candidates
 from crase.search.order_model import (
     MANIFEST,
     SHIPPED_MODEL,
+    OrderModel,
+    OrderModels,
     load_models,
     order_candidates,
     save_models,
@@ -143,6 +146,47 @@ def test_model_folder_round_trip_and_refusals(tmp_path: Path) -> None:
     assert "forms" in refused({"forms": {"no-such-form": manifest["forms"]["text"]}})
     with pytest.raises(OrderModelInvalid):
         load_models(tmp_path / "missing")
+
+
+def test_a_folder_holds_each_forms_learner_and_checks_a_linear_file(tmp_path: Path) -> None:
+    trained = train_order_model(examples_standing_out_by("cocited_with_seeds", "", ("g1",)),
+                                "m", "synthetic", {}, params=SMALL)
+    features = ("cited_by_seeds", "walk_log_rank")
+    linear = OrderModel("m", "text", LinearRanking(features, (0.0, 1.0), (1.0, 2.0),
+                                                   (2.0, -1.0)), {"corpus": "synthetic"})
+    save_models(OrderModels("m", {"text": linear, **trained.forms}), tmp_path / "m")
+    assert sorted(f.name for f in (tmp_path / "m").iterdir()) == [
+        MANIFEST, "papers.txt", "text.json"]
+    again = load_models(tmp_path / "m")
+    assert {form: model.learner for form, model in again.forms.items()} == {
+        "text": "linear", "papers": "lambdarank"}
+    # The linear model's score is the sum of its standardised terms, each a contribution.
+    found = candidates(30, 3)
+    placed = order_candidates(again.forms["text"], found, 3)
+    rows = [found.ids.index(p.id) for p in placed]
+    z = (found.values[:, [FEATURES.index(f) for f in features]] - (0.0, 1.0)) / (1.0, 2.0)
+    assert [p.score for p in placed] == pytest.approx([float(z[r] @ (2.0, -1.0)) for r in rows])
+    assert placed[0].contributions == {
+        f: round(float(t), 4) for f, t in zip(features, z[rows[0]] * (2.0, -1.0), strict=True)}
+    assert again.forms["text"].summary()["learner"] == "linear"
+    # Saving the papers form alone removes the text form's file.
+    save_models(OrderModels("m", {"papers": again.forms["papers"]}), tmp_path / "m")
+    assert not (tmp_path / "m" / "text.json").exists()
+    # A linear file that is not finite, or names other features than the manifest.
+    save_models(OrderModels("m", {"text": linear}), tmp_path / "bad")
+    written = json.loads((tmp_path / "bad" / "text.json").read_text())
+    for change, reason in (({"weights": [float("nan"), 1.0]}, "finite"),
+                           ({"scale": [0.0, 1.0]}, "positive"),
+                           ({"features": list(reversed(features))}, "other features"),
+                           ({"format": "x"}, "crase-linear-ranking/1")):
+        (tmp_path / "bad" / "text.json").write_text(json.dumps(written | change))
+        with pytest.raises(OrderModelInvalid, match=reason):
+            load_models(tmp_path / "bad")
+    manifest = json.loads((tmp_path / "bad" / MANIFEST).read_text())
+    manifest["forms"]["text"]["learner"] = "forest"
+    (tmp_path / "bad" / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(OrderModelInvalid, match="learner 'forest'"):
+        load_models(tmp_path / "bad")
 
 
 def test_a_query_form_is_its_length_or_the_papers_it_starts_from() -> None:
