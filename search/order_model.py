@@ -17,6 +17,7 @@ feature's share of the score, say which evidence placed each result.
 """
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -37,8 +38,9 @@ SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre200
 FORMAT = "crase-order-model/2"
 MANIFEST = "model.json"
 # Each learner's file suffix and reader.
-LEARNERS = {"lambdarank": (".txt", lambdarank.from_text),
-            "linear": (".json", linear_ranking.from_text)}
+Reader = Callable[[str, Sequence[str], str], "RankingModel | LinearRanking"]
+LEARNERS: dict[str, tuple[str, Reader]] = {"lambdarank": (".txt", lambdarank.from_text),
+                                           "linear": (".json", linear_ranking.from_text)}
 SHOWN_CONTRIBUTIONS = 5  # features listed per result, largest contribution first
 # A model file's size past which it is not read: the shipped ones are a few hundred KB.
 MAX_MODEL_BYTES = 16 * 1024 * 1024
