@@ -58,7 +58,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
-from crase.search.order_model import load_model
+from crase.search.order_model import MANIFEST, load_models
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 
@@ -133,7 +133,7 @@ class Options:
     ablations: tuple[str, ...] = ()  # names of ABLATIONS to run
     corruption: bool = False
     subset: int = 50
-    order_ablations: Path | None = None  # a folder of learned-order model files (*.json)
+    order_ablations: Path | None = None  # a folder of learned-order model folders
 
 
 @dataclass(frozen=True)
@@ -332,11 +332,12 @@ def plan_jobs(datasets: list[Dataset], base: WalkConfig, options: Options) -> li
 
 
 def order_model_files(folder: Path) -> list[Path]:
-    """The model files of an order-model ablation folder, by name; refuses an empty folder."""
-    files = sorted(folder.glob("*.json"))
-    if not files:
-        raise EvaluationError(f"{folder}: no learned-order model file (*.json)")
-    return files
+    """The model folders of an order-model ablation folder (each holds a model.json), by
+    name; refuses a folder without one."""
+    folders = sorted(path.parent for path in folder.glob(f"*/{MANIFEST}"))
+    if not folders:
+        raise EvaluationError(f"{folder}: no learned-order model folder (*/{MANIFEST})")
+    return folders
 
 
 def order_ablation_configs(base: WalkConfig, models: list[Path]) -> dict[Path, WalkConfig]:
@@ -454,7 +455,7 @@ def run_quality(settings: Settings, specs: list[DatasetSpec], out: Path, options
         raise EvaluationError(f"unknown ablations {sorted(unknown)}; known: {list(ABLATIONS)}")
     if options.order_ablations:  # a file the search would refuse fails before any run
         for path in order_model_files(options.order_ablations):
-            load_model(path)
+            load_models(path)
     base = WalkConfig.from_settings(settings.search)
     datasets = {spec.name: open_dataset(spec, options) for spec in specs}
     store = RunStore(out / "runs")
@@ -634,18 +635,19 @@ def order_ablation_results(data: Dataset, store: RunStore, base: WalkConfig, fol
                                               walks["previous-default"].key()), data.queries)
     table, rows = [], []
     for path, config in order_ablation_configs(base, order_model_files(folder)).items():
-        model = load_model(path)
+        models = load_models(path)
+        described = models.for_form("text") or next(iter(models.forms.values()))
         records = store.load(data.spec.name, config.key())
         scored = Scored.from_records(records, data.queries)
         table.append({
-            "model": path.stem, "file": str(path), "key": config.key(),
-            "features": list(model.features),
-            "training": model.summary()["training"],
-            "applied": sum(order_model(r) == model.name for r in on_queries(records, data)),
+            "model": path.name, "file": str(path), "key": config.key(),
+            "features": list(described.features),  # the text form's, where the folder has it
+            "training": described.summary()["training"],
+            "applied": sum(order_model(r) == models.name for r in on_queries(records, data)),
             "metrics": evaluate(scored),
             "vs_shipped_model": compare(scored, reference),
             "vs_previous_default": {str(k): compare(scored, previous, k) for k in CUTOFFS}})
-        rows += per_query_rows(scored, f"learned order, model {path.stem}")
+        rows += per_query_rows(scored, f"learned order, model {path.name}")
     names = [order_model(r) for r in on_queries(reference_records, data)]
     reference_entry = {"key": walks["learned-order"].key(),
                        "models": sorted({name for name in names if name}),

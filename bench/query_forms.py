@@ -18,6 +18,10 @@ relevant set (the source's in-corpus references, the file's `relevant_ids`):
 - `seeds`: GIVEN_SEEDS of the relevant papers, drawn with the seed, as `seed_ids`, the
   rest relevant, and an empty query: a search that starts from papers alone.
 - `title-seeds`: the same given papers with the title as the query.
+- `sentence`: one sentence of the abstract, drawn with the seed among those long enough to
+  describe an idea (search/order_training.py idea_sentences: the rule the order model's
+  `idea` form is trained on), as CSFCube asks a paper's background, method or result
+  sentence.
 - `question`: a natural-language question (LitSearch style) written by the planner role's
   model (the local Qwen2.5 server of `crase models serve`, docs/local-model.md) from the
   abstract alone with prompts/write_search_question.md (given the title, Qwen2.5-Coder-1.5B
@@ -54,9 +58,10 @@ from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
 from crase.prompts.catalog import data_block, load_prompt
 from crase.prompts.replies import QuestionReply, check_question
 from crase.scoring.tex import plain_text
+from crase.search.order_training import idea_sentences
 from crase.settings import ModelEndpoint, Settings
 
-RULE_FORMS = ("title", "keyphrase", "seeds", "title-seeds")
+RULE_FORMS = ("title", "keyphrase", "seeds", "title-seeds", "sentence")
 FORMS = (*RULE_FORMS, "question")
 RULE_VERSION = 1  # in each rule line's `generator`: a changed rule gets a new number
 GIVEN_SEEDS = 3
@@ -189,6 +194,12 @@ def rule_line(source: SourcePaper, form: str, seed: int,
         if len(terms) < KEYPHRASE_WORDS[0]:
             return f"fewer than {KEYPHRASE_WORDS[0]} terms used by another paper"
         return line | {"query": " ".join(terms), "relevant_ids": relevant, "seed": seed}
+    if form == "sentence":
+        sentences = idea_sentences(source.abstract)
+        if not sentences:
+            return "no abstract sentence long enough to describe an idea"
+        return line | {"query": draw(seed, source.query_id, form).choice(sentences),
+                       "relevant_ids": relevant, "seed": seed}
     given = given_seed_ids(source, seed)
     if given is None:
         return f"{GIVEN_SEEDS} or fewer relevant papers"

@@ -20,7 +20,7 @@ SYSTEM_NAMES = {
     "ppr-unweighted": "PPR, unweighted (paper's seeds)",
     "paper-default": "Paper's default (paper's seeds, Delta walk, fill)",
     "previous-default": "Previous default (the walk's order, then the text fill)",
-    "learned-order": "Learned order (walk and text candidates, linear model)",
+    "learned-order": "Learned order (walk and text candidates, LambdaRank)",
     "shipped": "**Shipped** (crase search as it runs by default)",
     "crase-ppr": "Crase-PPR (shipped seeds, walk only)",
     "uniform-edges": "Shipped seeds, uniform edges (no Delta)",
@@ -317,8 +317,7 @@ def training_note(row: dict[str, Any]) -> str:
     return (f"corpus {t.get('corpus') or '?'}, {t.get('queries')} queries "
             f"({t.get('queries_with_a_relevant_candidate')} with a relevant candidate), "
             f"source papers {years} (before {t.get('before_year')}, from "
-            f"{t.get('from_year')}), seed {t.get('seed')}; {len(row['features'])} features; "
-            f"trained {t.get('trained')}")
+            f"{t.get('from_year')}), seed {t.get('seed')}; {len(row['features'])} features")
 
 
 def corruption_table(rows: list[dict[str, Any]]) -> list[str]:

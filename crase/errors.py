@@ -305,7 +305,12 @@ class RayUnavailable(CraseError):
     cluster cannot hold the workers asked for."""
 
 
-class OrderModelInvalid(SettingsError):
+class RankingModelInvalid(SettingsError):
+    """A learned ranking's file (models/lambdarank.py, models/linear_ranking.py) is not one,
+    or ranks by other features than its caller computes."""
+
+
+class OrderModelInvalid(RankingModelInvalid):
     """The search's order model is missing, unreadable, of another format, or names
     features the search does not compute (`crase train-order` writes one)."""
 

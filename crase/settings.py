@@ -192,16 +192,18 @@ class SearchSettings(BaseModel):
     )
     order: Order = Field(
         "learned",
-        description="The final order: learned = a linear model over each candidate's "
-        "evidence (walk score and rank, BM25 and embedding ranks, links to the seeds, "
-        "co-citation and coupling, citations by the query's text hits, degrees, age; "
-        "search/order_model.py) orders the walk's top 200, the query's top 100 BM25 "
-        "and embedding hits and the papers those hits cite most, for a query of 12 words "
-        "or more (a shorter one keeps the walk's order); where the walk ranks fewer than 3 "
+        description="The final order: learned = a model per query form over each "
+        "candidate's evidence (walk rank, BM25 and embedding ranks, links to the seeds, "
+        "co-citation and coupling, citations by the query's text hits, degrees, age; from "
+        "given papers also their corpus-wide co-citation and coupling, vector closeness, "
+        "shared authors and citation age; linear for text and words, LambdaRank from "
+        "papers; search/order_model.py) orders the walk's top 200, the query's top 100 BM25 "
+        "and embedding hits and the papers those hits cite most; where the walk ranks fewer than 3 "
         "papers per seed (the graph adds almost nothing to the seeds) the query's own text "
         "ranking orders the walk's and the fill's papers, whatever k is; walk = "
         "the walk's scores, then the text fill. learned ships: R@50 +0.021 on hep-th, "
-        "+0.077 on cs768 (never trained on), CSFCube MAP@50 +0.020 "
+        "+0.077 on cs768 (never trained on), CSFCube MAP@50 +0.020; from 3 given papers "
+        "LambdaRank over the linear model R@50 +0.020 on hep-th, +0.148 on cs768 "
         "(docs/retrieval-quality.md)",
     )
     # Bounded: GDS allocates per iteration, and 10^9 iterations ran it out of memory.

@@ -9,7 +9,12 @@ other references than the walk from the given papers does). For each, the featur
 below, every one computed from what the search itself has: the walk's list, the two text
 lists, the neighbourhood's citation edges and the seeds' restart mass, the corpus's
 citation counts and links (without the citations of the excluded papers: a benchmark
-query's hidden source paper does not count) and years.
+query's hidden source paper does not count) and years. Beyond the neighbourhood, each
+candidate is compared with the search's anchors (its seeds: the papers it starts from,
+found or given) across the whole corpus (`CorpusFacts`): co-citation and coupling with
+them, counted, weighted as Adamic-Adar and normalised; how close its stored vector is to
+theirs; whether it shares an author with them (people cite their co-authors and
+themselves); and how its citations are spread over the years.
 Nothing here reads a paper the search excludes or an edge of one.
 
 Each feature belongs to one group; the benchmark's ablations train without one group at a
@@ -19,11 +24,13 @@ time (bench/learned_order.py).
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
+from crase.paper_identity import normalise_title
 from crase.search.expansion import Edge, Neighbourhood
 from crase.search.text_ranking import Hit, fuse_hits
 
@@ -33,6 +40,12 @@ VOTED_POOL = 100  # papers most cited by the text hits that become candidates
 LINKED_POOL = 100  # papers most linked to the given papers that become candidates
 LOG_FLOOR = -12.0  # log of a walk score relative to the best, for a paper it never reached
 AGE_CLIP = (-10.0, 30.0)  # years before the seeds, clipped
+# A citation is recent when the citing paper is at most this many years older than the
+# newest seed (or newer).
+RECENT_YEARS = 2
+# A reference cited more often than this couples no two papers in the corpus-wide links
+# (cypher/read_anchor_links.cypher): nearly everyone cites it, and its paths cost most.
+MAX_COUPLING_CITERS = 1000
 
 FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "walk": ("walk_log_score", "walk_log_rank", "walk_reached"),
@@ -43,8 +56,18 @@ FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
     "degree": ("neighbourhood_cited_by", "neighbourhood_cites", "corpus_cited_by"),
     "age": ("years_before_seeds", "newer_than_seeds"),
     "corpus_links": ("linked_log_rank", "linked_score"),
+    "anchor_links": ("cocited_corpus", "coupled_corpus", "cocited_adamic_adar",
+                     "coupled_adamic_adar", "cocited_cosine", "coupled_cosine"),
+    "anchor_text": ("anchor_similarity_max", "anchor_similarity_mean"),
+    "authors": ("anchors_sharing_authors", "anchor_author_mass"),
+    "citation_age": ("citations_per_year", "recent_citation_share"),
 }
 FEATURES: tuple[str, ...] = tuple(name for names in FEATURE_GROUPS.values() for name in names)
+# The groups read across the whole corpus for the candidates and the anchors
+# (read_corpus_facts): a model that uses none of them costs the search one count query.
+CORPUS_WIDE_GROUPS = ("anchor_links", "anchor_text", "authors", "citation_age")
+CORPUS_WIDE: frozenset[str] = frozenset(
+    name for group in CORPUS_WIDE_GROUPS for name in FEATURE_GROUPS[group])
 
 
 @dataclass(frozen=True)
@@ -132,20 +155,99 @@ def candidate_ids(evidence: SearchEvidence) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+@dataclass(frozen=True)
+class AnchorLinks:
+    """One candidate's links with one anchor across the whole corpus."""
+
+    cocited: int = 0
+    cocited_aa: float = 0.0  # Adamic-Adar: each citing paper weighs 1 / ln(1 + its refs)
+    coupled: int = 0
+    coupled_aa: float = 0.0  # each shared reference weighs 1 / ln(1 + its citations)
+
+
+@dataclass(frozen=True)
+class CorpusFacts:
+    """What the corpus says of the candidates and the anchors beyond the search's own
+    lists (read_corpus_facts); the citations of excluded papers never count."""
+
+    cited_by: Mapping[str, int] = field(default_factory=dict)
+    recent_cited_by: Mapping[str, int] = field(default_factory=dict)
+    references: Mapping[str, int] = field(default_factory=dict)
+    authors: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # The candidate's similarity to each anchor, in `anchors` order (None: no vector).
+    similarities: Mapping[str, Sequence[float | None]] = field(default_factory=dict)
+    anchors: Sequence[str] = ()
+    links: Mapping[tuple[str, str], AnchorLinks] = field(default_factory=dict)
+
+
+def recent_from(evidence: SearchEvidence) -> int:
+    """The first year whose citations count as recent: RECENT_YEARS before the newest
+    seed (a search with no dated seed counts none as recent)."""
+    dated = [year for seed in evidence.restart if (year := evidence.years.get(seed))]
+    return max(dated) - RECENT_YEARS + 1 if dated else 10_000
+
+
+def read_corpus_facts(graph: Graph, evidence: SearchEvidence, excluded: list[str]
+                      ) -> CorpusFacts:
+    """The candidates' and the anchors' citation counts, authors and similarities, and
+    every candidate's links with each anchor, `excluded` papers' citations left out."""
+    anchors = sorted(evidence.restart)
+    ids = list(dict.fromkeys([*candidate_ids(evidence), *anchors]))
+    rows = graph.read("read_candidate_signals", ids=ids, excluded=excluded,
+                      recent_from=recent_from(evidence))
+    links = graph.read("read_anchor_links", ids=ids, anchors=anchors, excluded=excluded,
+                       max_citers=MAX_COUPLING_CITERS) if anchors else []
+    return CorpusFacts(
+        cited_by={row["id"]: int(row["cited_by"]) for row in rows},
+        recent_cited_by={row["id"]: int(row["recent_cited_by"]) for row in rows},
+        references={row["id"]: int(row["references"]) for row in rows},
+        authors={row["id"]: list(row["authors"]) for row in rows},
+        similarities=similarities(rows, anchors),
+        anchors=anchors,
+        links={(row["anchor"], row["id"]): AnchorLinks(
+            int(row["cocited"]), float(row["cocited_aa"]), int(row["coupled"]),
+            float(row["coupled_aa"])) for row in links})
+
+
+def similarities(rows: Sequence[Mapping[str, Any]], anchors: Sequence[str]
+                 ) -> dict[str, list[float | None]]:
+    """Each paper's cosine similarity to each anchor's vector, mapped to [0, 1] (None
+    where either has no vector)."""
+    vectors = {row["id"]: np.asarray(row["vector"], dtype=np.float64) for row in rows
+               if row["vector"] is not None}
+    out: dict[str, list[float | None]] = {}
+    for row in rows:
+        own = vectors.get(row["id"])
+        out[row["id"]] = [None if own is None or anchor not in vectors
+                          else (1.0 + cosine(own, vectors[anchor])) / 2.0
+                          for anchor in anchors]
+    return out
+
+
+def cosine(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norms if norms > 0 else 0.0
+
+
+def features_of(graph: Graph, evidence: SearchEvidence, excluded: list[str],
+                features: Sequence[str] = FEATURES) -> Candidates:
+    """Every candidate with its features, the corpus's facts read without the citations
+    of `excluded` papers: the search and the trainer both compute them here. Where
+    `features` (the ordering model's) use no CORPUS_WIDE group, only the citation counts
+    are read, and those groups' columns are left at their values for no facts."""
+    if CORPUS_WIDE.isdisjoint(features):
+        return candidate_features(evidence, CorpusFacts(
+            cited_by=read_cited_by(graph, candidate_ids(evidence), excluded)))
+    return candidate_features(evidence, read_corpus_facts(graph, evidence, excluded))
+
+
 def read_cited_by(graph: Graph, ids: list[str], excluded: list[str]) -> dict[str, int]:
     """How often each paper is cited in the corpus, citations of `excluded` papers left out."""
     rows = graph.read("read_cited_by_counts", ids=ids, excluded=excluded)
     return {row["id"]: int(row["cited_by"]) for row in rows}
 
 
-def features_of(graph: Graph, evidence: SearchEvidence, excluded: list[str]) -> Candidates:
-    """Every candidate with its features, the corpus's citation counts read without the
-    citations of `excluded` papers: the search and the trainer both compute them here."""
-    return candidate_features(evidence, read_cited_by(graph, candidate_ids(evidence),
-                                                      excluded))
-
-
-def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) -> Candidates:
+def candidate_features(evidence: SearchEvidence, facts: CorpusFacts) -> Candidates:
     """The FEATURES of every candidate (candidate_ids order)."""
     ids = candidate_ids(evidence)
     years = dict(evidence.reference_years) | dict(evidence.years)
@@ -154,14 +256,108 @@ def candidate_features(evidence: SearchEvidence, cited_by: Mapping[str, int]) ->
     votes, counts = text_hit_votes(evidence)
     columns = (walk_columns(ids, evidence.walk) | text_columns(ids, evidence)
                | graph_columns(ids, evidence.edges, evidence.restart)
-               | {"corpus_cited_by": np.log1p([cited_by.get(p, 0) for p in ids]),
+               | {"corpus_cited_by": np.log1p([facts.cited_by.get(p, 0) for p in ids]),
                   "cited_by_text_hits": np.log1p([counts.get(p, 0) for p in ids]),
                   "text_hit_votes": np.log1p([10.0 * votes.get(p, 0.0) for p in ids])}
                | age_columns(ids, years, evidence.restart)
-               | linked_columns(ids, evidence.linked))
+               | linked_columns(ids, evidence.linked)
+               | anchor_link_columns(ids, facts, evidence.restart)
+               | anchor_text_columns(ids, facts, evidence.restart)
+               | author_columns(ids, facts, evidence.restart)
+               | citation_age_columns(ids, facts, years, recent_from(evidence)))
     values = np.column_stack([np.asarray(columns[name], dtype=np.float64)
                               for name in FEATURES]) if ids else np.zeros((0, len(FEATURES)))
     return Candidates(ids, values)
+
+
+def anchor_link_columns(ids: list[str], facts: CorpusFacts, restart: Mapping[str, float]
+                        ) -> dict[str, NDArray[np.float64]]:
+    """Co-citation and coupling with the anchors over the whole corpus: summed with each
+    anchor weighing its restart mass times the number of anchors (as graph_columns),
+    Adamic-Adar, and the best cosine-normalised index (links over the geometric mean of
+    the two papers' citations, or references)."""
+    scale = len(restart)
+    sums = {name: dict.fromkeys(ids, 0.0) for name in
+            ("cocited", "coupled", "cocited_aa", "coupled_aa", "cocited_cos", "coupled_cos")}
+    for (anchor, paper), link in facts.links.items():
+        if paper not in sums["cocited"]:
+            continue
+        weight = restart.get(anchor, 0.0) * scale
+        sums["cocited"][paper] += weight * link.cocited
+        sums["coupled"][paper] += weight * link.coupled
+        sums["cocited_aa"][paper] += weight * link.cocited_aa
+        sums["coupled_aa"][paper] += weight * link.coupled_aa
+        cited = math.sqrt(max(facts.cited_by.get(paper, 0), 1)
+                          * max(facts.cited_by.get(anchor, 0), 1))
+        cites = math.sqrt(max(facts.references.get(paper, 0), 1)
+                          * max(facts.references.get(anchor, 0), 1))
+        sums["cocited_cos"][paper] = max(sums["cocited_cos"][paper], link.cocited / cited)
+        sums["coupled_cos"][paper] = max(sums["coupled_cos"][paper], link.coupled / cites)
+    return {
+        "cocited_corpus": np.log1p([sums["cocited"][p] for p in ids]),
+        "coupled_corpus": np.log1p([sums["coupled"][p] for p in ids]),
+        "cocited_adamic_adar": np.log1p([sums["cocited_aa"][p] for p in ids]),
+        "coupled_adamic_adar": np.log1p([sums["coupled_aa"][p] for p in ids]),
+        "cocited_cosine": np.array([sums["cocited_cos"][p] for p in ids]),
+        "coupled_cosine": np.array([sums["coupled_cos"][p] for p in ids]),
+    }
+
+
+def anchor_text_columns(ids: list[str], facts: CorpusFacts, restart: Mapping[str, float]
+                        ) -> dict[str, NDArray[np.float64]]:
+    """How close a candidate's stored vector is to the anchors': the closest anchor, and
+    the mean over anchors weighted by restart mass (0.5, orthogonal, where a vector is
+    missing)."""
+    weights = np.array([restart.get(anchor, 0.0) for anchor in facts.anchors])
+    total = float(weights.sum()) or 1.0
+    best, mean = [], []
+    for paper in ids:
+        found = np.array([0.5 if s is None else float(s)
+                          for s in facts.similarities.get(paper, ())] or [0.5])
+        if len(found) != len(weights):  # a paper the facts did not read
+            found = np.full(len(weights) or 1, 0.5)
+        best.append(float(found.max()))
+        mean.append(float(found @ weights) / total if len(weights) else 0.5)
+    return {"anchor_similarity_max": np.array(best), "anchor_similarity_mean": np.array(mean)}
+
+
+def author_key(name: str) -> str:
+    """A person as first initial and surname ("J.-B. Zuber" and "Jean-Bernard Zuber" are
+    "j zuber"): corpora spell first names in full or as initials."""
+    words = normalise_title(name).split()
+    return f"{words[0][0]} {words[-1]}" if words else ""
+
+
+def author_columns(ids: list[str], facts: CorpusFacts, restart: Mapping[str, float]
+                   ) -> dict[str, NDArray[np.float64]]:
+    """How many anchors share an author with a candidate, and their restart mass: people
+    cite themselves and their co-authors. An anchor is never counted against itself."""
+    anchor_keys = {anchor: {author_key(a) for a in facts.authors.get(anchor, ())} - {""}
+                   for anchor in restart}
+    sharing, mass = [], []
+    for paper in ids:
+        keys = {author_key(a) for a in facts.authors.get(paper, ())} - {""}
+        shared = [anchor for anchor, own in anchor_keys.items()
+                  if anchor != paper and keys & own]
+        sharing.append(len(shared))
+        mass.append(sum(restart[anchor] for anchor in shared))
+    return {"anchors_sharing_authors": np.log1p(sharing), "anchor_author_mass": np.array(mass)}
+
+
+def citation_age_columns(ids: list[str], facts: CorpusFacts, years: Mapping[str, int | None],
+                         recent: int) -> dict[str, NDArray[np.float64]]:
+    """Citations per year since publication (to the newest seed's year) and the share of
+    a paper's citations that are recent (recent_from): a paper still being cited when the
+    query is asked."""
+    now = recent + RECENT_YEARS - 1
+    per_year, share = [], []
+    for paper in ids:
+        cited = facts.cited_by.get(paper, 0)
+        year = years.get(paper)
+        span = max(now - year + 1, 1) if year is not None and now < 10_000 else 1
+        per_year.append(math.log1p(cited / span))
+        share.append(facts.recent_cited_by.get(paper, 0) / cited if cited else 0.0)
+    return {"citations_per_year": np.array(per_year), "recent_citation_share": np.array(share)}
 
 
 def walk_columns(ids: list[str], walk: Sequence[tuple[str, float]]

@@ -1,73 +1,97 @@
-"""The learned ranking: a linear model over the candidates' features
+"""The learned ranking: one model per query form over the candidates' features
 (search/candidate_features.py), trained from a corpus's own citations
-(search/order_training.py) and stored as JSON with the description of its training data.
+(search/order_training.py): LightGBM's LambdaRank (models/lambdarank.py), or a linear
+model of the previous release kept where it measured better (models/linear_ranking.py).
 
-A candidate's score is sum_j w_j (x_j - mean_j) / scale_j; each term is that feature's
-contribution, so every result can show which evidence placed it. A model may use a subset
-of the features (the ablations train without one group at a time).
+Queries come in forms (search/request.py: query_form): `text` (a title and two sentences,
+or any query of MIN_QUERY_WORDS words and more), `words` (fewer words: a title, a few
+keywords, a short question), `papers` (the user starts from papers, with or without text)
+and `idea` (one sentence describing an idea, as the idea workflow asks; only a caller that
+says so asks in this form). A model is a folder: `model.json` names the format, each
+form's learner and file, the features it ranks by and a description of its training
+data; a `<form>.txt` is LightGBM's own text format, a `<form>.json` a linear model. A
+folder without a form's model leaves that form's queries in the walk's order.
 
-Queries come in three forms (search/request.py: query_form), and one model file holds a
-model for each form it was trained on: `text` (a title and two sentences, or any query of
-MIN_QUERY_WORDS words and more: the file's own model), `words` (fewer words: a title, a
-few keywords, a short question) and `papers` (the user starts from papers, with or without
-text); the two others sit under the file's `forms`. A file without a form's model (any file written
-before forms existed) leaves that form's queries in the walk's order.
+A candidate's score is the model's; its SHAP values (LambdaRank) or terms (linear), each
+feature's share of the score, say which evidence placed each result.
 """
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-from crase.errors import OrderModelInvalid
+from crase.errors import OrderModelInvalid, RankingModelInvalid
+from crase.models import lambdarank, linear_ranking
+from crase.models.lambdarank import RankingModel
+from crase.models.linear_ranking import LinearRanking
 from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.request import QUERY_FORMS
+from crase.search.request import ORDER_FORMS
 
 # The model `crase search` uses unless settings name another: trained on hep-th papers
 # published before 2003 only (docs/retrieval-quality.md).
-SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre2003.json"
-FORMAT = "crase-linear-ranker/1"
+SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre2003"
+FORMAT = "crase-order-model/2"
+MANIFEST = "model.json"
+# Each learner's file suffix and reader.
+Reader = Callable[[str, Sequence[str], str], "RankingModel | LinearRanking"]
+LEARNERS: dict[str, tuple[str, Reader]] = {"lambdarank": (".txt", lambdarank.from_text),
+                                           "linear": (".json", linear_ranking.from_text)}
 SHOWN_CONTRIBUTIONS = 5  # features listed per result, largest contribution first
+# A model file's size past which it is not read: the shipped ones are a few hundred KB.
+MAX_MODEL_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class OrderModel:
+    """One query form's model."""
+
     name: str
-    features: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    weights: tuple[float, ...]
+    form: str
+    ranking: RankingModel | LinearRanking
     description: dict[str, Any] = field(default_factory=dict)
-    form: str = "text"
-    forms: dict[str, "OrderModel"] = field(default_factory=dict)  # the other forms' models
 
-    def for_form(self, form: str) -> "OrderModel | None":
-        """The model that orders queries of `form`; None where the file has none."""
-        return self if form == self.form else self.forms.get(form)
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.ranking.features
 
-    def contributions(self, candidates: Candidates) -> NDArray[np.float64]:
-        """One row per candidate: each feature's term of the score."""
-        columns = [FEATURES.index(name) for name in self.features]
-        z = (candidates.values[:, columns] - np.array(self.mean)) / np.array(self.scale)
-        return z * np.array(self.weights)
+    @property
+    def learner(self) -> str:
+        return "linear" if isinstance(self.ranking, LinearRanking) else "lambdarank"
+
+    def values(self, candidates: Candidates) -> np.ndarray:
+        """The candidates' rows of this model's features."""
+        return candidates.values[:, [FEATURES.index(name) for name in self.features]]
 
     def summary(self) -> dict[str, Any]:
         """What a Run records about the model that ordered its list."""
         training = {key: value for key, value in self.description.items()
                     if key != "sources"}  # the source list stays in the model file
-        return {"name": self.name, "form": self.form, "features": list(self.features),
-                "training": training}
+        return {"name": self.name, "form": self.form, "learner": self.learner,
+                "features": list(self.features), "training": training}
+
+
+@dataclass(frozen=True)
+class OrderModels:
+    """A model folder: one model per query form it was trained for."""
+
+    name: str
+    forms: dict[str, OrderModel]
+
+    def for_form(self, form: str) -> OrderModel | None:
+        """The model that orders queries of `form`; None where the folder has none."""
+        return self.forms.get(form)
 
 
 @dataclass(frozen=True)
 class Placed:
     id: str
     score: float
-    contributions: dict[str, float]  # the largest terms, by absolute value
+    contributions: dict[str, float]  # the largest shares of the score, by absolute value
 
 
 def order_candidates(model: OrderModel, candidates: Candidates, k: int) -> list[Placed]:
@@ -75,65 +99,97 @@ def order_candidates(model: OrderModel, candidates: Candidates, k: int) -> list[
     feature contributions."""
     if not candidates.ids:
         return []
-    terms = model.contributions(candidates)
-    scores = terms.sum(axis=1)
+    values = model.values(candidates)
+    scores = model.ranking.scores(values)
     order = sorted(range(len(candidates.ids)), key=lambda i: (-scores[i], candidates.ids[i]))
+    top = order[:k]
+    shares = model.ranking.contributions(values[top])
     placed = []
-    for i in order[:k]:
-        largest = sorted(range(len(model.features)), key=lambda j: -abs(terms[i, j]))
+    for row, i in enumerate(top):
+        largest = sorted(range(len(model.features)), key=lambda j: -abs(shares[row, j]))
         placed.append(Placed(candidates.ids[i], float(scores[i]),
-                             {model.features[j]: round(float(terms[i, j]), 4)
+                             {model.features[j]: round(float(shares[row, j]), 4)
                               for j in largest[:SHOWN_CONTRIBUTIONS]}))
     return placed
 
 
-def save_model(model: OrderModel, path: Path) -> None:
-    """The model and its other forms' models, as one JSON file."""
-    data = {"format": FORMAT, **model_json(model),
-            "forms": {form: model_json(other) for form, other in model.forms.items()}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+def save_models(models: OrderModels, folder: Path) -> None:
+    """The manifest and one model file per form; a form no longer in `models` (or now of
+    another learner) leaves no file behind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {form: f"{form}{LEARNERS[model.learner][0]}" for form, model in models.forms.items()}
+    for stale in [*folder.glob("*.txt"), *folder.glob("*.json")]:
+        if stale.name != MANIFEST and stale.name not in files.values():
+            stale.unlink()
+    forms: dict[str, dict[str, object]] = {}
+    manifest = {"format": FORMAT, "forms": forms}
+    for form, model in sorted(models.forms.items()):
+        (folder / files[form]).write_text(model.ranking.text, encoding="utf-8")
+        forms[form] = {"learner": model.learner, "file": files[form],
+                       "features": list(model.features), "description": model.description}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n",
+                                   encoding="utf-8")
 
 
-def model_json(model: OrderModel) -> dict[str, Any]:
-    return {key: value for key, value in asdict(replace(model, forms={})).items()
-            if key != "forms"}
+def manifest_path(path: Path) -> Path:
+    """The manifest of a model folder (the folder itself or its model.json may be named)."""
+    return path if path.name == MANIFEST else path / MANIFEST
 
 
-def load_model(path: Path) -> OrderModel:
-    """The model stored at `path`, with its other forms' models; refuses a file that is not
-    one, or one whose features the search does not compute."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise OrderModelInvalid(f"cannot read the order model {path}: {err}") from err
+def load_models(path: Path) -> OrderModels:
+    """The model folder at `path`; refuses one that is not of this format, or a form whose
+    LightGBM file is missing, unreadable, or ranks by features the search does not
+    compute."""
+    manifest = manifest_path(path)
+    data = read_json(manifest)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise OrderModelInvalid(f"{path} is not a {FORMAT} model")
-    forms = data.get("forms") or {}
-    if not isinstance(forms, dict) or set(forms) - set(QUERY_FORMS):
-        raise OrderModelInvalid(f"{path}: forms must be a mapping from {QUERY_FORMS}")
-    model = model_from(data, path, str(data.get("form", "text")))
-    return replace(model, forms={form: model_from(entry, path, form)
-                                 for form, entry in forms.items()})
+        raise OrderModelInvalid(f"{manifest} is not a {FORMAT} model: train one with "
+                                "`crase train-order`")
+    forms = data.get("forms")
+    if not isinstance(forms, dict) or not forms or set(forms) - set(ORDER_FORMS):
+        raise OrderModelInvalid(f"{manifest}: forms must be a mapping from {ORDER_FORMS}")
+    name = manifest.parent.name  # a model is named by its folder, as a user names it
+    return OrderModels(name, {form: form_model(manifest.parent, name, form, entry)
+                              for form, entry in forms.items()})
 
 
-def model_from(data: Any, path: Path, form: str) -> OrderModel:
-    """One form's model from its JSON object."""
-    if not isinstance(data, dict) or form not in QUERY_FORMS:
-        raise OrderModelInvalid(f"{path}: the {form} model is not one of {QUERY_FORMS}")
-    unknown = [name for name in data.get("features", []) if name not in FEATURES]
-    sizes = {len(data.get(key, [])) for key in ("features", "mean", "scale", "weights")}
-    if unknown or len(sizes) != 1 or not data.get("features"):
-        raise OrderModelInvalid(f"{path}: features the search does not compute "
-                                 f"({unknown}) or lists of different lengths ({form})")
-    return OrderModel(str(data.get("name", path.stem)), tuple(data["features"]),
-                      tuple(map(float, data["mean"])), tuple(map(float, data["scale"])),
-                      tuple(map(float, data["weights"])), dict(data.get("description", {})),
-                      form)
+def read_json(path: Path) -> Any:
+    try:
+        if path.stat().st_size > MAX_MODEL_BYTES:
+            raise OrderModelInvalid(f"{path} is over {MAX_MODEL_BYTES} bytes: not a model")
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise OrderModelInvalid(f"cannot read the order model {path}: {err}") from err
+
+
+def form_model(folder: Path, name: str, form: str, entry: Any) -> OrderModel:
+    """One form's model from its manifest entry and its learner's file."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+        raise OrderModelInvalid(f"{folder / MANIFEST}: the {form} entry names no file")
+    learner = entry.get("learner", "lambdarank")
+    if learner not in LEARNERS:
+        raise OrderModelInvalid(f"{folder / MANIFEST}: the {form} model's learner "
+                                f"{learner!r} is not one of {sorted(LEARNERS)}")
+    features = entry.get("features")
+    if (not isinstance(features, list) or not features
+            or any(f not in FEATURES for f in features)):
+        raise OrderModelInvalid(f"{folder / MANIFEST}: the {form} model ranks by features "
+                                "the search does not compute: train it again with this "
+                                "version")
+    path = folder / Path(entry["file"]).name  # never a path outside the folder
+    try:
+        if path.stat().st_size > MAX_MODEL_BYTES:
+            raise OrderModelInvalid(f"{path} is over {MAX_MODEL_BYTES} bytes: not a model")
+        text = path.read_text(encoding="utf-8")
+        ranking = LEARNERS[learner][1](text, features, str(path))
+    except (OSError, UnicodeDecodeError) as err:
+        raise OrderModelInvalid(f"cannot read the order model {path}: {err}") from err
+    except RankingModelInvalid as err:
+        raise OrderModelInvalid(str(err)) from err
+    return OrderModel(name, form, ranking, dict(entry.get("description") or {}))
 
 
 @cache
-def model_at(path: Path | None) -> OrderModel:
-    """The model in `path` (None: the shipped one), read once per process."""
-    return load_model(path or SHIPPED_MODEL)
-
+def model_at(path: Path | None) -> OrderModels:
+    """The models in `path` (None: the shipped ones), read once per process."""
+    return load_models(path or SHIPPED_MODEL)

@@ -11,32 +11,35 @@ keyword query: the learned order's gates) teaches nothing and is left out. The s
 references are read once, as the answer, and never reach the features.
 
 Each source paper is asked in every query form a model is trained for (search/order_model.py:
-QUERY_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
+ORDER_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
 title has fewer than MIN_QUERY_WORDS words; a longer one is a `text` query); `papers`,
 GIVEN_PAPERS of its references drawn with the seed, once alone and once with the title,
-the rest of its references the answer (the given papers are never candidates).
+the rest of its references the answer (the given papers are never candidates); `idea`,
+one sentence of its abstract drawn with the seed (as CSFCube asks a query paper's
+background, method or result sentence).
 
-The model is linear (search/order_model.py) and fit by a listwise softmax loss: per
-query, the cross-entropy between the softmax of the scores over its candidates and the
-uniform distribution over its relevant candidates, with an L2 penalty, by full-batch Adam
-on standardised features. Queries whose candidates hold no relevant paper teach nothing
-and are left out of the fit (counted in the description).
+Each form's model is LightGBM's LambdaRank (models/lambdarank.py), fit on that form's
+queries alone: one group of candidates per query, 1 for each of its relevant candidates.
+Queries whose candidates hold no relevant paper teach nothing and are left out of the fit
+(counted in the description). The same queries and settings give the same files to the
+byte.
 """
 
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
+from crase.models.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
+from crase.scoring.tex import plain_text
 from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.order_model import OrderModel
-from crase.search.request import QUERY_FORMS, SearchRequest, query_form
+from crase.search.order_model import OrderModel, OrderModels
+from crase.search.request import ORDER_FORMS, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.stages import (
     Search,
@@ -57,15 +60,14 @@ DEFAULT_FEATURES: tuple[str, ...] = tuple(
     name for name in FEATURES if name not in ("walk_log_score", "walk_reached"))
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 QUERY_SENTENCES = 2  # abstract sentences after the title, as in the benchmark sets
-L2 = 1e-3
-STEPS = 400
-LEARNING_RATE = 0.05
 GIVEN_PAPERS = 3  # references a `papers` training query starts from, as in the benchmark
+IDEA_MIN_WORDS = 8  # an abstract sentence shorter than this says too little to be an idea
 FORM_QUERIES = {
     "text": f"title and first {QUERY_SENTENCES} abstract sentences",
     "words": "title alone (fewer than 12 words)",
     "papers": f"{GIVEN_PAPERS} of the source's references given, once without text and "
               "once with the title",
+    "idea": f"one abstract sentence of {IDEA_MIN_WORDS} words or more, drawn with the seed",
 }
 
 
@@ -77,10 +79,12 @@ class TrainingQuery:
     answer: frozenset[str]  # the source's in-corpus references, less the given papers
     given: tuple[str, ...] = ()  # papers the query starts from
     title: str = ""
+    abstract: str = ""
+    asked_as: str | None = None  # a form the caller names (idea); None: query_form's
 
     @property
     def form(self) -> str:
-        return query_form(self.text, self.given)
+        return self.asked_as or query_form(self.text, self.given)
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,8 @@ def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
     picked = sorted(generator.choice(len(rows), size=min(count, len(rows)), replace=False))
     return [TrainingQuery(rows[i]["id"], query_text(rows[i]["title"], rows[i]["abstract"]),
                           rows[i]["year"], frozenset(rows[i]["references"]),
-                          title=" ".join(rows[i]["title"].split()).rstrip("."))
+                          title=" ".join(rows[i]["title"].split()).rstrip("."),
+                          abstract=" ".join(rows[i]["abstract"].split()))
             for i in picked]
 
 
@@ -133,7 +138,17 @@ def in_forms(queries: Sequence[TrainingQuery], forms: Sequence[str], seed: int
             rest = query.answer - set(given)
             asked += [replace(query, text="", given=given, answer=rest),
                       replace(query, text=query.title, given=given, answer=rest)]
+        if "idea" in forms and (sentences := idea_sentences(query.abstract)):
+            sentence = sentences[int(generator.integers(len(sentences)))]
+            asked.append(replace(query, text=sentence, asked_as="idea"))
     return asked
+
+
+def idea_sentences(abstract: str) -> list[str]:
+    """The abstract's sentences long enough to describe an idea, its TeX as plain text
+    (as a person would type the idea)."""
+    text = " ".join(plain_text(abstract).split())
+    return [s for s in SENTENCE_END.split(text) if len(s.split()) >= IDEA_MIN_WORDS]
 
 
 def training_search(graph: Graph, backends: SearchBackends, params: SearchSettings,
@@ -148,12 +163,21 @@ def training_search(graph: Graph, backends: SearchBackends, params: SearchSettin
     return search, gather_evidence(search)
 
 
+def hidden_as_of(graph: Graph, before_year: int) -> list[str]:
+    """Every paper published in `before_year` or later: a training search sees the graph
+    as it was before then, so no benchmark query paper of those years (held out or not)
+    and no edge of one reaches a model."""
+    return [row["id"] for row in graph.read("read_paper_ids_from_year", year=before_year)]
+
+
 def training_example(graph: Graph, backends: SearchBackends, params: SearchSettings,
-                     query: TrainingQuery) -> TrainingExample | None:
-    """The query's candidates with its source paper and every edge of it hidden; None
-    on a thin graph, where the query's text ranking orders the list (thin_graph_gate)."""
-    search, state = training_search(graph, backends, params, query.text, [query.source_id],
-                                    query.given)
+                     query: TrainingQuery, hidden: Sequence[str] = ()
+                     ) -> TrainingExample | None:
+    """The query's candidates with its source paper and the `hidden` papers (hidden_as_of)
+    left out with every edge of theirs; None on a thin graph, where the query's text
+    ranking orders the list (thin_graph_gate)."""
+    search, state = training_search(graph, backends, params, query.text,
+                                    [query.source_id, *hidden], query.given)
     if thin_graph_gate(search, state) is not None:
         return None
     return labelled(candidates_of(search, state), query)
@@ -165,56 +189,40 @@ def labelled(candidates: Candidates, query: TrainingQuery) -> TrainingExample:
     return TrainingExample(query, candidates, labels)
 
 
-def fit_linear(examples: Sequence[TrainingExample],
-               features: Sequence[str] = DEFAULT_FEATURES,
-               l2: float = L2, steps: int = STEPS,
-               learning_rate: float = LEARNING_RATE) -> tuple[NDArray[np.float64], ...]:
-    """(mean, scale, weights) of the listwise model over `features`, from the examples that
-    hold a relevant candidate."""
-    columns = [FEATURES.index(name) for name in features]
-    useful = [e for e in examples if e.labels.sum() > 0]
-    if not useful:
-        raise ValueError("no training query has a relevant paper among its candidates")
-    stacked = np.vstack([e.candidates.values[:, columns] for e in useful])
-    mean = stacked.mean(axis=0)
-    scale = stacked.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    groups = [((e.candidates.values[:, columns] - mean) / scale, e.labels / e.labels.sum())
-              for e in useful]
-    weights = np.zeros(len(columns))
-    first, second = np.zeros_like(weights), np.zeros_like(weights)
-    for step in range(1, steps + 1):
-        gradient = l2 * weights
-        for z, target in groups:
-            scores = z @ weights
-            probabilities = np.exp(scores - scores.max())
-            probabilities /= probabilities.sum()
-            gradient += z.T @ (probabilities - target) / len(groups)
-        first = 0.9 * first + 0.1 * gradient
-        second = 0.999 * second + 0.001 * gradient ** 2
-        weights -= (learning_rate * (first / (1 - 0.9 ** step))
-                    / (np.sqrt(second / (1 - 0.999 ** step)) + 1e-8))
-    return mean, scale, weights
+def how_drawn(corpus: str, queries: int, before_year: int, from_year: int | None, seed: int,
+              forms: Sequence[str], held_out: Sequence[str]) -> dict[str, Any]:
+    """How the training queries were drawn, with the `crase train-order` command that
+    draws them again, for a model's description (the benchmark's `collect` draws the
+    same queries through the same path, so a model it fits says the same)."""
+    from_flag = f" --from-year {from_year}" if from_year is not None else ""
+    return {"before_year": before_year, "from_year": from_year, "seed": seed,
+            "held_out_query_files": list(held_out),
+            "command": f"crase train-order --corpus {corpus} --queries {queries} "
+                       f"--before-year {before_year}{from_flag} --seed {seed} "
+                       f"--forms {' '.join(forms)}"
+                       + "".join(f" --hold-out {name}" for name in held_out)}
 
 
 def train_order_model(examples: Sequence[TrainingExample], name: str, corpus: str,
-                      settings: dict[str, Any],
-                      features: Sequence[str] = DEFAULT_FEATURES) -> OrderModel:
-    """One model per query form the examples hold, fit on that form's examples alone: the
-    `text` model with the others under its `forms`."""
-    models = {form: form_model([e for e in examples if e.query.form == form], form, name,
-                               corpus, settings, features)
-              for form in QUERY_FORMS if any(e.query.form == form for e in examples)}
-    if "text" not in models:
-        raise ValueError("no text-form training query: train the text form too")
-    return replace(models.pop("text"), forms=models)
+                      settings: dict[str, Any], features: Sequence[str] = DEFAULT_FEATURES,
+                      params: LambdaRankParams = DEFAULT_PARAMS) -> OrderModels:
+    """One model per query form the examples hold, fit on that form's examples alone."""
+    forms = [form for form in ORDER_FORMS if any(e.query.form == form for e in examples)]
+    if not forms:
+        raise ValueError("no training query: draw some with `crase train-order --queries`")
+    return OrderModels(name, {form: form_model(
+        [e for e in examples if e.query.form == form], form, name, corpus, settings,
+        features, params) for form in forms})
 
 
 def form_model(examples: Sequence[TrainingExample], form: str, name: str, corpus: str,
-               settings: dict[str, Any], features: Sequence[str]) -> OrderModel:
+               settings: dict[str, Any], features: Sequence[str],
+               params: LambdaRankParams) -> OrderModel:
     """The model fit on one form's `examples`, described by the training data it saw: the
     corpus, every source paper with its year, and how the queries were drawn."""
-    mean, scale, weights = fit_linear(examples, features)
+    columns = [FEATURES.index(f) for f in features]
+    ranking = fit([Group(e.candidates.values[:, columns], e.labels) for e in examples],
+                  features, params)
     sources = sorted((e.query.source_id, e.query.year) for e in examples)
     years = [year for _, year in sources if year is not None]
     description = {
@@ -226,25 +234,25 @@ def form_model(examples: Sequence[TrainingExample], form: str, name: str, corpus
         "query": f"{FORM_QUERIES[form]}; answer: the source's in-corpus references"
                  f"{' less the given papers' if form == 'papers' else ''}; source paper and "
                  "its edges hidden",
-        "loss": f"listwise softmax, L2 {L2}, {STEPS} Adam steps",
-        "trained": datetime.now(UTC).isoformat(timespec="seconds"),
+        "learner": {"library": "lightgbm", **asdict(params)},
+        "feature_gain": ranking.importances(),
         "sources_sha256": hashlib.sha256(
             "\n".join(s for s, _ in sources).encode()).hexdigest(),
         "sources": [[source, year] for source, year in sources],
         **settings,
     }
-    return OrderModel(name, tuple(features), tuple(map(float, mean)),
-                      tuple(map(float, scale)), tuple(map(float, weights)), description, form)
+    return OrderModel(name, form, ranking, description)
 
 
 def gather_examples(graph: Graph, backends: SearchBackends, params: SearchSettings,
-                    queries: Sequence[TrainingQuery],
+                    queries: Sequence[TrainingQuery], hidden: Sequence[str] = (),
                     progress: Callable[[int, int], None] | None = None
                     ) -> list[TrainingExample]:
-    """The training example of every query the search orders by the model."""
+    """The training example of every query the search orders by the model, the `hidden`
+    papers left out of every search."""
     examples = []
     for done, query in enumerate(queries, start=1):
-        if (example := training_example(graph, backends, params, query)) is not None:
+        if (example := training_example(graph, backends, params, query, hidden)) is not None:
             examples.append(example)
         if progress:
             progress(done, len(queries))

@@ -21,9 +21,12 @@ MIN_QUERY_CHARS = 3
 # query of the `text` form: a title and two abstract sentences have 16 words and more in
 # every dev set; a title alone has a median of 8 (hep-th).
 MIN_QUERY_WORDS = 12
-QUERY_FORMS = ("text", "words", "papers")
+QUERY_FORMS = ("text", "words", "papers")  # what query_form tells from a request
+# The forms an order model is trained for: the query forms, and `idea` (one sentence
+# describing an idea), which only a caller that says so asks in (the idea workflow).
+ORDER_FORMS = (*QUERY_FORMS, "idea")
 FORM_NAMES = {"text": "a query of 12 words or more", "words": "a query of fewer than 12 words",
-              "papers": "a search from papers"}
+              "papers": "a search from papers", "idea": "an idea in one sentence"}
 MAX_GIVEN_PAPERS = 100  # papers a search may start from: a reference list, not a corpus
 
 

@@ -18,7 +18,7 @@ walk's order (docs/retrieval-quality.md).
 """
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from crase.run_lifecycle import SILENT, RunObserver, RunRecorder
 from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
 from crase.search.audit import record_seeds
 from crase.search.candidate_features import (
+    FEATURES,
     TEXT_POOL,
     WALK_POOL,
     Candidates,
@@ -365,7 +366,8 @@ def model_ordering(search: Search, state: SearchState) -> Ordering:
     """The model's top k of the candidates, each with its largest feature contributions."""
     model = order_model_for(search)
     assert model is not None  # learned_order_gate sends a form without a model elsewhere
-    placed = order_candidates(model, candidates_of(search, state), search.params.k)
+    placed = order_candidates(model, candidates_of(search, state, model.features),
+                              search.params.k)
     return Ordering([(p.id, p.score) for p in placed],
                     {"order": "learned", "placed_by": "model", "model": model.summary()},
                     {p.id: p.contributions for p in placed})
@@ -380,11 +382,13 @@ def candidate_evidence(search: Search, state: SearchState) -> SearchEvidence:
                     state.restart, search.request.exclude, search.request.given)
 
 
-def candidates_of(search: Search, state: SearchState) -> Candidates:
-    """Every candidate of the learned order with its features (search/candidate_features.py);
-    the papers the user starts from are evidence, never candidates."""
+def candidates_of(search: Search, state: SearchState,
+                  features: Sequence[str] = FEATURES) -> Candidates:
+    """Every candidate of the learned order with its features (search/candidate_features.py;
+    the corpus-wide ones read only where `features` use them); the papers the user starts
+    from are evidence, never candidates."""
     candidates = features_of(search.graph, candidate_evidence(search, state),
-                             search.request.exclude)
+                             search.request.exclude, features)
     return candidates.without(search.request.given)
 
 

@@ -55,7 +55,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     quality.add_argument("--subset", type=int, default=50, metavar="N",
                          help="queries (the first N) for ablations and corruption (default 50)")
     quality.add_argument("--order-ablations", type=Path, metavar="DIR",
-                         help="run the learned order once per model file DIR/*.json, on "
+                         help="run the learned order once per model folder DIR/*/, on "
                               "every query, against the search's own model and the previous "
                               "default (write DIR with python -m crase.bench.learned_order "
                               "evaluate --save-ablations DIR)")

@@ -1,18 +1,17 @@
 """The learned order's feature-group ablations: `evaluate --save-ablations` writes one model
-per group left out, `crase bench quality --order-ablations` plans one learned-order run per
-model file on every query and compares each with the search's own model and the previous
-default. No server: the runs are written into the store by hand."""
+folder per row of its table, `crase bench quality --order-ablations` plans one learned-order
+run per model folder on every query and compares each with the search's own model and the
+previous default. No server: the runs are written into the store by hand."""
 
 import json
 import pickle
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import pytest
 
-from crase.bench.learned_order import DevQuery, main, read_gathered, write_gathered
+from crase.bench.learned_order import NEW_GROUPS, Gathered, main, read_gathered, write_gathered
 from crase.bench.quality import (
     Dataset,
     DatasetSpec,
@@ -27,14 +26,15 @@ from crase.bench.run_store import RunStore
 from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
 from crase.errors import EvaluationError
 from crase.graph import Graph
+from crase.models.lambdarank import LambdaRankParams
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.order_model import (
-    SHIPPED_MODEL,
-    OrderModel,
-    load_model,
-    save_model,
+from crase.search.order_model import SHIPPED_MODEL, load_models, model_at, save_models
+from crase.search.order_training import (
+    DEFAULT_FEATURES,
+    TrainingExample,
+    TrainingQuery,
+    train_order_model,
 )
-from crase.search.order_training import DEFAULT_FEATURES, TrainingExample, TrainingQuery
 from crase.search.roles.from_settings import build_search_backends
 from crase.settings import DatabaseSettings, SearchSettings, Settings
 from tests.bench.test_quality import load_fixture
@@ -57,13 +57,13 @@ def test_a_walk_with_a_model_file_orders_by_that_model(graph: Graph, settings: S
                                                          tmp_path: Path) -> None:
     rows = load_fixture(graph, query_count=1)
     query = resolve_queries(graph, rows)[0][0]
-    save_model(replace(load_model(SHIPPED_MODEL), name="renamed"), tmp_path / "renamed.json")
+    save_models(model_at(SHIPPED_MODEL), tmp_path / "renamed")
     backends = build_search_backends(settings)
     learned = BASE.but(order="learned")
     runs = {name: walk_system(graph, backends, config, settings.search, 10)(query)
             for name, config in (("own", learned), ("file", learned.but(
-                order_model=str(tmp_path / "renamed.json"))))}
-    assert runs["own"].counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
+                order_model=str(tmp_path / "renamed"))))}
+    assert runs["own"].counts["order"]["model"]["name"] == SHIPPED_MODEL.name
     assert runs["file"].counts["order"]["model"]["name"] == "renamed"
     assert runs["file"].ranking == runs["own"].ranking  # the same weights
     assert backends.order_model is None  # the shared backends keep their own model
@@ -86,20 +86,34 @@ def examples(count: int, first_year: int) -> list[TrainingExample]:
     return found
 
 
+SMALL = '{"trees": 5, "leaves": 3, "min_data_in_leaf": 2}'
+
+
 def write_examples(folder: Path, train_first_year: int) -> tuple[Path, Path]:
     train, dev = folder / "train.npz", folder / "dev.npz"
-    write_gathered([DevQuery(e, []) for e in examples(8, train_first_year)], train)
-    write_gathered([DevQuery(e, e.candidates.ids[:5]) for e in examples(4, 2005)], dev)
+    write_gathered([Gathered(e) for e in examples(8, train_first_year)], train)
+    write_gathered([Gathered(e, e.candidates.ids[:5]) for e in examples(4, 2005)], dev)
     return train, dev
 
 
 def test_a_gathered_file_round_trips_and_anything_else_is_refused_without_unpickling(
         tmp_path: Path) -> None:
     train, _ = write_examples(tmp_path, 1999)
-    back = read_gathered(train)
-    assert [q.example.query for q in back] == [e.query for e in examples(8, 1999)]
-    assert all(np.array_equal(q.example.candidates.values, e.candidates.values)
-               for q, e in zip(back, examples(8, 1999), strict=True))
+    again = read_gathered(train)
+    original = examples(8, 1999)
+    assert [g.example.query for g in again] == [e.query for e in original]
+    for read, written in zip(again, original, strict=True):
+        assert read.example.candidates.ids == written.candidates.ids
+        np.testing.assert_array_equal(read.example.candidates.values,
+                                      written.candidates.values)
+    (tmp_path / "other.npz").write_bytes(b"not a file of gathered queries")
+    with pytest.raises(EvaluationError, match="gather it again"):
+        read_gathered(tmp_path / "other.npz")
+    with np.load(train) as data:  # gathered with other features
+        np.savez(tmp_path / "old.npz", **{k: data[k] for k in data.files if k != "features"},
+                 features=np.array(FEATURES[:-1]))
+    with pytest.raises(EvaluationError, match="other features"):
+        read_gathered(tmp_path / "old.npz")
     # A pickle that would run code when loaded is refused by name, and runs nothing.
     crafted = tmp_path / "crafted.npz"
     marker = tmp_path / "ran"
@@ -122,47 +136,51 @@ class Runs:
         return (open, (self.path, "w"))
 
 
-def test_save_ablations_writes_one_described_model_per_group(tmp_path: Path) -> None:
+def test_save_ablations_writes_one_described_model_per_row(tmp_path: Path) -> None:
     train, dev = write_examples(tmp_path, 1999)
     folder = tmp_path / "models"
     main(["evaluate", "--train", str(train), "--dev", str(dev), "--save-ablations",
-          str(folder), "--save", str(tmp_path / "full.json"), "--corpus", "synthetic",
-          "--before-year", "2003", "--seed", "7", "--held-out-names", "dev.jsonl"])
+          str(folder), "--save", str(tmp_path / "full"), "--corpus", "synthetic",
+          "--before-year", "2003", "--seed", "7", "--held-out-names", "dev.jsonl",
+          "--params", SMALL])
 
-    names = {f"without-{group}" for group in FEATURE_GROUPS} | {"all-features"}
-    assert {path.stem for path in folder.glob("*.json")} == names
+    names = ({f"without-{group}" for group in FEATURE_GROUPS} | {"before-new-signals"}
+             | {f"before+{group}" for group in NEW_GROUPS})
+    assert {path.name for path in folder.iterdir()} == names
     for group, left_out in FEATURE_GROUPS.items():
-        model = load_model(folder / f"without-{group}.json")
-        assert model.name == f"without-{group}"
-        assert model.features == tuple(f for f in DEFAULT_FEATURES if f not in left_out)
-    every = load_model(folder / "all-features.json")
-    assert every.name == "all-features" and every.features == FEATURES
-    for path in folder.glob("*.json"):
-        description = load_model(path).description
+        models = load_models(folder / f"without-{group}")
+        assert models.name == f"without-{group}"
+        assert models.forms["text"].features == tuple(f for f in DEFAULT_FEATURES
+                                                      if f not in left_out)
+    before = load_models(folder / "before-new-signals").forms["text"].features
+    assert not {f for group in NEW_GROUPS for f in FEATURE_GROUPS[group]} & set(before)
+    for path in folder.iterdir():
+        description = load_models(path).forms["text"].description
         assert description["corpus"] == "synthetic" and description["queries"] == 8
         assert description["before_year"] == 2003 and description["seed"] == 7
         assert description["held_out_query_files"] == ["dev.jsonl"]
         assert description["source_year_max"] == 2001 and len(description["sources"]) == 8
     # --save writes the default model: the shipped model's features.
-    saved = load_model(tmp_path / "full.json")
-    assert saved.name == "full" and saved.features == DEFAULT_FEATURES
+    saved = load_models(tmp_path / "full")
+    assert saved.name == "full" and saved.forms["text"].features == DEFAULT_FEATURES
 
 
 def test_save_ablations_refuses_training_queries_from_the_cut_year_on(tmp_path: Path) -> None:
     train, dev = write_examples(tmp_path, 2002)  # years 2002 to 2004
     with pytest.raises(SystemExit):
         main(["evaluate", "--train", str(train), "--dev", str(dev), "--save-ablations",
-              str(tmp_path / "models"), "--before-year", "2003"])
+              str(tmp_path / "models"), "--before-year", "2003", "--params", SMALL])
     assert not (tmp_path / "models").exists()
 
 
 def write_models(folder: Path) -> None:
+    small = LambdaRankParams(trees=5, leaves=3, min_data_in_leaf=2)
     for name in MODELS:
         features = FEATURES if name == "all-features" else FEATURES[3:]
-        description = {"corpus": "hep-th", "queries": 600, "before_year": 2003,
-                       "sources": [["s1", 2001]]}
-        save_model(OrderModel(name, features, (0.0,) * len(features), (1.0,) * len(features),
-                               (0.1,) * len(features), description), folder / f"{name}.json")
+        description = {"corpus": "hep-th", "before_year": 2003}
+        models = train_order_model(examples(60, 2000), name, "hep-th", description,
+                                   features, small)
+        save_models(models, folder / name)
 
 
 def dataset(queries: list[BenchQuery]) -> Dataset:
@@ -180,7 +198,7 @@ def test_plan_runs_each_model_on_every_query_with_both_references(tmp_path: Path
     assert keys[0] == "bm25"
     assert {walks["learned-order"].key(), walks["previous-default"].key()} <= set(keys)
     ablations = [job for job in jobs if job.config and job.config.order_model]
-    assert [Path(job.config.order_model).stem for job in ablations
+    assert [Path(job.config.order_model).name for job in ablations
             if job.config and job.config.order_model] == list(MODELS)
     assert [job.key for job in ablations] == [
         walks["learned-order"].key() + f"-model_{name}" for name in MODELS]
@@ -227,7 +245,8 @@ def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
     assert list(rows) == list(MODELS)
     full, without = rows["all-features"], rows["without-walk"]
     assert full["applied"] == without["applied"] == 12
-    assert full["training"] == {"corpus": "hep-th", "queries": 600, "before_year": 2003}
+    assert full["training"]["corpus"] == "hep-th" and full["training"]["queries"] == 60
+    assert full["training"]["before_year"] == 2003
     assert len(without["features"]) == len(FEATURES) - 3
     assert full["metrics"]["recall"][50] == 1.0 and without["metrics"]["recall"][50] == 0.0
     assert full["vs_shipped_model"]["recall"]["diff"] == 0.0
@@ -247,7 +266,7 @@ def test_results_compare_each_model_with_the_shipped_model_and_previous_default(
     assert [line.split(" | ")[0] for line in table] == [
         "| model", "| the search's own model *", "| all-features", "| without-walk"]
     assert "| -1.0000 [-1.0000, -1.0000] (clear) |" in table[3]
-    assert "- `without-walk`: corpus hep-th, 600 queries" in section
+    assert "- `without-walk`: corpus hep-th, 60 queries" in section
     per_query = (tmp_path / "out" / "per_query_fixture.csv").read_text()
     assert "learned order, model without-walk" in per_query
 

@@ -8,11 +8,17 @@ import pytest
 from crase.search.candidate_features import (
     FEATURE_GROUPS,
     FEATURES,
+    AnchorLinks,
+    CorpusFacts,
     SearchEvidence,
+    author_key,
     candidate_features,
     candidate_ids,
+    features_of,
+    recent_from,
 )
 from crase.search.text_ranking import Hit
+from tests.recording_graph import RecordingGraph
 
 
 def hit(paper: str, score: float, year: int | None = 2000) -> Hit:
@@ -43,7 +49,7 @@ def test_groups_hold_every_feature_once() -> None:
 
 
 def test_features_count_links_cocitation_and_ages() -> None:
-    found = candidate_features(evidence(), {"a": 12, "q": 3})
+    found = candidate_features(evidence(), CorpusFacts(cited_by={"a": 12, "q": 3}))
     row = {paper: dict(zip(FEATURES, found.values[i], strict=True))
            for i, paper in enumerate(found.ids)}
     # a: reached third by the walk, cited with s by x (co-citation weighed 0.8 * 2 seeds),
@@ -73,7 +79,7 @@ def test_features_count_links_cocitation_and_ages() -> None:
 def test_a_search_from_papers_adds_the_papers_most_linked_to_them() -> None:
     linked = replace(evidence(), linked=[("z", 4.0), ("a", 2.0)])
     assert candidate_ids(linked) == ["s", "t", "a", "x", "q", "r", "c", "b", "z"]
-    found = candidate_features(linked, {})
+    found = candidate_features(linked, CorpusFacts())
     row = {paper: dict(zip(FEATURES, found.values[i], strict=True))
            for i, paper in enumerate(found.ids)}
     assert row["z"]["linked_log_rank"] == 0.0 and row["z"]["linked_score"] == math.log(5.0)
@@ -82,5 +88,86 @@ def test_a_search_from_papers_adds_the_papers_most_linked_to_them() -> None:
     assert row["s"]["linked_log_rank"] == pytest.approx(math.log(3))
     assert row["s"]["linked_score"] == 0.0
     # Without given papers the list is empty and every candidate alike.
-    plain = candidate_features(evidence(), {})
+    plain = candidate_features(evidence(), CorpusFacts())
     assert set(plain.column("linked_score")) == {0.0}
+
+
+def rows_of(found) -> dict[str, dict[str, float]]:
+    return {paper: dict(zip(FEATURES, found.values[i], strict=True))
+            for i, paper in enumerate(found.ids)}
+
+
+def test_corpus_wide_links_with_the_anchors() -> None:
+    """The seeds s (mass 0.8) and t (0.2) are the anchors: a is co-cited with s 3 times
+    across the corpus and coupled with t twice; q is co-cited once with each."""
+    facts = CorpusFacts(
+        cited_by={"a": 9, "s": 4, "t": 1, "q": 0}, references={"a": 4, "t": 9},
+        anchors=["s", "t"],
+        links={("s", "a"): AnchorLinks(cocited=3, cocited_aa=1.5),
+               ("t", "a"): AnchorLinks(coupled=2, coupled_aa=0.7),
+               ("s", "q"): AnchorLinks(cocited=1, cocited_aa=0.4),
+               ("t", "q"): AnchorLinks(cocited=1, cocited_aa=0.9)})
+    row = rows_of(candidate_features(evidence(), facts))
+    # Each anchor weighs its restart mass times the two anchors.
+    assert row["a"]["cocited_corpus"] == pytest.approx(math.log1p(1.6 * 3))
+    assert row["a"]["coupled_corpus"] == pytest.approx(math.log1p(0.4 * 2))
+    assert row["a"]["cocited_adamic_adar"] == pytest.approx(math.log1p(1.6 * 1.5))
+    assert row["a"]["coupled_adamic_adar"] == pytest.approx(math.log1p(0.4 * 0.7))
+    # Normalised by the two papers' citations (references): the best anchor's.
+    assert row["a"]["cocited_cosine"] == pytest.approx(3 / math.sqrt(9 * 4))
+    assert row["a"]["coupled_cosine"] == pytest.approx(2 / math.sqrt(4 * 9))
+    assert row["q"]["cocited_corpus"] == pytest.approx(math.log1p(1.6 + 0.4))
+    # A paper with no citations counts as cited once (no division by zero).
+    assert row["q"]["cocited_cosine"] == pytest.approx(max(1 / math.sqrt(4), 1 / 1))
+    assert row["x"]["cocited_corpus"] == row["x"]["coupled_cosine"] == 0.0
+
+
+def test_closeness_to_the_anchors_vectors() -> None:
+    facts = CorpusFacts(anchors=["s", "t"],
+                        similarities={"a": [0.9, 0.6], "q": [None, 0.8]})
+    row = rows_of(candidate_features(evidence(), facts))
+    assert row["a"]["anchor_similarity_max"] == pytest.approx(0.9)
+    assert row["a"]["anchor_similarity_mean"] == pytest.approx(0.8 * 0.9 + 0.2 * 0.6)
+    # A missing vector is orthogonal (0.5 on the [0, 1] scale); so is a paper not read.
+    assert row["q"]["anchor_similarity_mean"] == pytest.approx(0.8 * 0.5 + 0.2 * 0.8)
+    assert row["x"]["anchor_similarity_max"] == 0.5
+
+
+def test_shared_authors_with_the_anchors() -> None:
+    assert author_key("J.-B. Zuber") == author_key("Jean-Bernard Zuber") == "j zuber"
+    assert author_key("A.Candiello") == "a candiello" and author_key("  ") == ""
+    facts = CorpusFacts(authors={"s": ["E. Witten", "N. Seiberg"], "t": ["J. Polchinski"],
+                                 "a": ["Edward Witten"], "q": ["Nathan Seiberg",
+                                                              "Joseph Polchinski"],
+                                 "x": ["M. Witten"]})
+    row = rows_of(candidate_features(evidence(), facts))
+    assert row["a"]["anchors_sharing_authors"] == pytest.approx(math.log1p(1))
+    assert row["a"]["anchor_author_mass"] == pytest.approx(0.8)
+    assert row["q"]["anchors_sharing_authors"] == pytest.approx(math.log1p(2))
+    assert row["q"]["anchor_author_mass"] == pytest.approx(1.0)
+    assert row["x"]["anchor_author_mass"] == 0.0  # another Witten
+    # An anchor does not share authors with itself.
+    assert row["s"]["anchor_author_mass"] == 0.0
+
+
+def test_citations_per_year_and_their_recent_share() -> None:
+    # The newest seed is of 2000: citations from 1999 on are recent.
+    assert recent_from(evidence()) == 1999
+    facts = CorpusFacts(cited_by={"a": 22, "b": 0}, recent_cited_by={"a": 11})
+    row = rows_of(candidate_features(evidence(), facts))
+    # a is of 1990: 22 citations over the 11 years to 2000.
+    assert row["a"]["citations_per_year"] == pytest.approx(math.log1p(2.0))
+    assert row["a"]["recent_citation_share"] == pytest.approx(0.5)
+    assert row["b"]["recent_citation_share"] == 0.0
+
+
+def test_the_corpus_wide_facts_are_read_only_for_a_model_that_uses_them() -> None:
+    graph = RecordingGraph({"read_cited_by_counts": [{"id": "a", "cited_by": 7}]})
+    linear = features_of(graph, evidence(), ["hidden"], FEATURE_GROUPS["degree"])
+    assert [c.name for c in graph.calls] == ["read_cited_by_counts"]
+    assert graph.calls[0].params["excluded"] == ["hidden"]
+    assert linear.column("corpus_cited_by")[linear.ids.index("a")] == math.log1p(7)
+    graph.calls.clear()
+    features_of(graph, evidence(), ["hidden"], ("corpus_cited_by", "cocited_cosine"))
+    assert [c.name for c in graph.calls] == ["read_candidate_signals", "read_anchor_links"]
+    assert graph.calls[1].params["anchors"] == ["s", "t"]

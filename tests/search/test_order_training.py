@@ -14,9 +14,16 @@ import pytest
 
 from crase.graph import Graph
 from crase.search.candidate_features import TEXT_POOL, WALK_POOL
-from crase.search.order_model import SHIPPED_MODEL, model_at, order_candidates, save_model
+from crase.search.order_model import (
+    SHIPPED_MODEL,
+    OrderModels,
+    model_at,
+    order_candidates,
+    save_models,
+)
 from crase.search.order_training import (
     TrainingQuery,
+    hidden_as_of,
     query_text,
     read_training_queries,
     training_example,
@@ -58,6 +65,27 @@ def test_trainer_never_sees_the_source_paper_or_its_edges(graph: Graph) -> None:
     np.testing.assert_array_equal(gone.candidates.values, hidden.candidates.values)
 
 
+def test_a_model_trained_as_of_a_year_never_sees_a_later_paper(graph: Graph) -> None:
+    """Training as of a year hides every paper from that year on with its edges: the
+    features are those of the graph without them (the corpus-wide links and counts too)."""
+    rows = load_slice(graph, 600)
+    backends = build_search_backends(Settings())
+    params = SearchSettings()
+    cut = sorted(row["year"] for row in rows)[len(rows) * 3 // 4]
+    later = hidden_as_of(graph, cut)
+    assert later == sorted(row["id"] for row in rows if row["year"] >= cut)
+    query = max(read_training_queries(graph, before_year=cut, count=40, seed=0,
+                                      min_references=3), key=lambda q: len(q.answer))
+    hidden = training_example(graph, backends, params, query, later)
+    assert hidden is not None and not set(later) & set(hidden.candidates.ids)
+    with graph.driver.session() as session:
+        session.run("MATCH (p:Paper) WHERE p.id IN $ids DETACH DELETE p", ids=later).consume()
+    gone = training_example(graph, backends, params, query)
+    assert gone is not None
+    assert gone.candidates.ids == hidden.candidates.ids
+    np.testing.assert_array_equal(gone.candidates.values, hidden.candidates.values)
+
+
 def test_training_queries_respect_the_year_and_the_held_out_set(graph: Graph) -> None:
     rows = load_slice(graph, 600)
     years = {row["id"]: row["year"] for row in rows}
@@ -94,7 +122,7 @@ def test_learned_order_shows_its_evidence_and_records_the_model(graph: Graph) ->
     assert len(result.results) == 15
     assert all(r.evidence.ranking_features for r in result.results)
     assert result.counts["order"]["order"] == "learned"
-    assert result.counts["order"]["model"]["name"] == SHIPPED_MODEL.stem
+    assert result.counts["order"]["model"]["name"] == SHIPPED_MODEL.name
     assert result.counts["order"]["placed_by"] == "model"
     with graph.driver.session() as session:
         record = session.run("MATCH (r:Run {id: $id})-[x:RETURNED]->() RETURN x.evidence AS e "
@@ -180,8 +208,9 @@ def test_a_keyword_query_is_ordered_by_the_words_model(graph: Graph, tmp_path: P
     assert learned.counts["order"]["model"]["form"] == "words"
 
     shipped = model_at(SHIPPED_MODEL)
-    save_model(replace(shipped, forms={}), tmp_path / "text-only.json")
-    text_only = replace(backends, order_model=tmp_path / "text-only.json")
+    save_models(OrderModels(shipped.name, {"text": shipped.forms["text"]}),
+                tmp_path / "text-only")
+    text_only = replace(backends, order_model=tmp_path / "text-only")
     fallback = run_search(graph, text_only, SearchRequest(
         query=query, params=SearchSettings(k=5, order="learned")))
     walk = run_search(graph, backends, SearchRequest(
@@ -223,7 +252,8 @@ def test_training_features_are_the_features_the_search_orders_by(graph: Graph) -
     result = run_search(graph, backends, SearchRequest(
         query=query.text, params=params, exclude=[query.source_id]))
     assert result.counts["order"]["placed_by"] == "model"
-    model = model_at(None)
+    model = model_at(None).for_form("text")
+    assert model is not None
     expected = order_candidates(model, example.candidates, params.k)
     assert [r.id for r in result.results] == [p.id for p in expected]
     assert [r.score for r in result.results] == [round(p.score, 8) for p in expected]
