@@ -13,7 +13,7 @@ from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -406,6 +406,30 @@ class ProviderSettings(BaseModel):
         description="Most references, and most citations, read per seed (1 to 10,000, the "
         "API's own cap); a longer list is recorded as truncated"
     )
+    openalex_url: str = Field("https://api.openalex.org", description="OpenAlex API base")
+    # A SecretStr: its repr and any dump of the settings print asterisks, so the key cannot
+    # reach a log line, a Run or an export by accident; only the client reads its value.
+    openalex_api_key: SecretStr | None = Field(
+        None, description="OpenAlex API key (free at openalex.org; without one the API allows "
+        "a few cents a day, for tests)")
+    openalex_mailto: str | None = Field(
+        None, max_length=200, description="Contact address sent with every OpenAlex request "
+        "(`mailto`), as OpenAlex asks of its users")
+    openalex_daily_budget_usd: float = Field(
+        1.0, ge=0, le=10_000, allow_inf_nan=False,
+        description="Most US dollars of OpenAlex usage a day (UTC), in the API's own prices: "
+        "list and filter calls $0.10 per 1,000, searches $1 per 1,000, singletons free; "
+        "1.0 is a free key's daily allowance")
+    openalex_requests_per_second: float = Field(
+        10.0, gt=0, le=100, description="OpenAlex request rate (the API allows 100/s)")
+    openalex_per_page: int = Field(
+        200, ge=1, le=200,
+        description="Works per OpenAlex list page (the API reference allows 1 to 200; set "
+        "100 if the API refuses 200)")
+    openalex_max_age_days: float = Field(
+        30.0, ge=0, le=3650, allow_inf_nan=False,
+        description="An OpenAlex reply cached less than this many days ago is used instead "
+        "of asking again (0: always ask)")
 
 
 class IngestSettings(BaseModel):
