@@ -3,8 +3,8 @@ Crossref, arXiv), and the loops that send a request under it, for httpx's async 
 clients. Both loops are tenacity's, built from the same arguments (`tenacity_arguments`).
 
 - A try is retried on 429, any 5xx, a 403 with Retry-After (a throttle), a timeout or a
-  refused or dropped connection (httpx's TransportError). Every other reply, 4xx included, is final: the same request would get
-  the same answer.
+  refused or dropped connection (httpx's TransportError). Every other reply, 4xx
+  included, is final: the same request would get the same answer.
 - The wait doubles per retry, with jitter. A server's Retry-After (seconds or an HTTP date)
   is a lower bound, and both are capped at `backoff_max_s`, so that a server asking for an
   hour cannot stall a run.

@@ -165,10 +165,12 @@ def test_an_interrupted_grow_resumes_without_a_call_repeated_or_a_work_lost(
     assert "ProviderRateLimited" in err and "Traceback" not in err and KEY not in err
     first = answered_keys(fresh)
     fresh.reset()
-    fresh.fault(r"works\?", status=500, times=3)  # and a 500 burst on the way
-    fresh.fault(r"works\?", status=429, times=2)  # a 429 without Retry-After
-    fresh.fault(r"works\?", status=403, retry_after="0", times=2)  # OpenAlex's throttle
-    fresh.fault(r"works\?", truncate=True, times=1)
+    # On the way: a 500 burst, a 429 without Retry-After, OpenAlex's throttle (403 with
+    # Retry-After) and a page cut short, each fewer times than the retries allow.
+    fresh.fault(r"filter=openalex_id:", status=500, times=3)
+    fresh.fault(r"filter=doi:", status=429, times=2)
+    fresh.fault(r"filter=cites:", status=403, retry_after="0", times=2)
+    fresh.fault(r"filter=cites:", truncate=True, times=1)
     assert grow(env) == 0
     second = answered_keys(fresh)
     assert not set(first) & set(second)  # nothing answered before was asked again
