@@ -4,6 +4,7 @@
 import argparse
 import re
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,11 +80,13 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     # A bar on a terminal only: in a pipe or a log the summary says it all.
     progress = CountProgress().update if sys.stderr.isatty() else None
     limits = GrowLimits(args.depth, args.citers, args.max_papers, TITLE_MATCH)
+    started = time.perf_counter()
     with Graph.connect(settings.database) as graph:
         asks = work_asks(graph, entries)
         with OpenAlexClient(settings.providers, settings.var_dir / "openalex") as client:
             report = grow_from_openalex(graph, client, asks, limits, progress)
-            print_grow_report(report, client.spent, client.budget.left_usd(), args.max_papers)
+            print_grow_report(report, client.spent, client.budget.left_usd(), args.max_papers,
+                              time.perf_counter() - started)
         if not args.no_embed and report.new_ids:
             embed_new(graph, settings)
     return 0
@@ -117,9 +120,10 @@ def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
 
 
 def print_grow_report(report: "GrowReport", spent: "OpenAlexCalls", left_usd: float,
-                      max_papers: int) -> None:
+                      max_papers: int, seconds: float) -> None:
     given = len(report.given) + len(report.unknown)
-    print(f"Grown from OpenAlex: {len(report.given)} of {given} given papers found")
+    print(f"Grown from OpenAlex in {seconds:.1f} s: {len(report.given)} of {given} given "
+          "papers found")
     print(f"  papers     {report.papers_fetched:,} fetched: {report.papers_created:,} new, "
           f"{report.papers_merged:,} already in the graph (merged by id, DOI or arXiv id)")
     print(f"  citations  +{report.edges_after - report.edges_before:,} (graph now "
@@ -151,5 +155,5 @@ def embed_new(graph: "Graph", settings: Settings) -> None:
 
     encoder = paper_encoder(settings.models.paper_encoder)
     embedded = embed_papers(graph, encoder, settings.var_dir)
-    print(f"  vectors    {embedded.papers:,} papers embedded with {encoder.name}, "
-          f"{embedded.stored:,} vectors stored now")
+    print(f"  vectors    {embedded.stored:,} stored, {encoder.name}, embedding "
+          f"{embedded.embed_s:.1f} s (the graph's {embedded.papers:,} papers each hold one)")

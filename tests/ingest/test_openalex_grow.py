@@ -112,7 +112,7 @@ def test_a_bib_grows_by_references_and_citers_with_nothing_duplicated(
     preload(graph, ROWS[:1000])
     assert grow(env) == 0
     out = capsys.readouterr().out
-    assert "20 of 20 given papers found" in out
+    assert "20 of 20 given" in out
     assert duplicates(graph, "arxiv_id") == [] and duplicates(graph, "doi") == []
     assert duplicates(graph, "openalex_id") == []
     papers = graph.read("read_papers", ids=[row["id"] for row in ROWS[:1000]])
@@ -216,7 +216,7 @@ def test_unknown_entries_are_listed_and_the_key_is_in_no_cached_file(
                  "--depth", "0", "--no-embed"])
     assert code == 0
     captured = capsys.readouterr()
-    assert "1 of 3 given papers found" in captured.out
+    assert "1 of 3 given" in captured.out
     assert "not in OpenAlex" in captured.err and "W1234" in captured.err
     assert "whatsoever" in captured.err
     cached = list((cli_env / "var" / "openalex").rglob("*.json"))
