@@ -126,6 +126,7 @@ def main() -> None:
             providers = ProviderSettings(enabled=True, openalex_url=standin.url,
                                          openalex_api_key=SecretStr(KEY),
                                          openalex_requests_per_second=100,
+                                         openalex_dir=home / "var" / "openalex",
                                          backoff_base_s=0.05, backoff_max_s=1.0)
             settings = base.model_copy(update={"providers": providers})
             preload(graph, args.corpus, args.preload)
@@ -160,7 +161,10 @@ def at_the_limit(graph: Graph, standin: OpenAlexStandIn, settings: Settings, gro
     preload(graph, args.corpus, args.preload)
     standin.reset()
     standin.max_per_second = 100
-    settings = settings.model_copy(update={"var_dir": home / "var-at-limit"})
+    providers = settings.providers.model_copy(
+        update={"openalex_dir": home / "var-at-limit" / "openalex"})
+    settings = settings.model_copy(update={"var_dir": home / "var-at-limit",
+                                           "providers": providers})
     standin.fault(r"filter=openalex_id:", status=500, times=3)
     standin.fault(r"filter=doi:", status=429, retry_after="1", times=2)
     standin.fault(r"filter=cites:", status=429, times=3)

@@ -70,7 +70,7 @@ class DatabaseSettings(BaseModel):
 SeedRule = Literal["relevance", "relevance-and-recency"]
 SeedWeights = Literal["relevance", "uniform"]
 Hops = Literal["1", "1.5", "2"]
-SearchSource = Literal["local", "semantic-scholar"]
+SearchSource = Literal["local", "semantic-scholar", "openalex"]
 WalkMethod = Literal["ppr", "salsa"]
 Orientation = Literal["references", "citing", "both"]
 Weighting = Literal["coverage", "uniform", "influential"]
@@ -141,9 +141,9 @@ class SearchSettings(BaseModel):
     source: SearchSource = Field(
         "local",
         description="Where seeds and their neighbourhood come from: the local full-text "
-        "index and graph, or one Semantic Scholar search per sub-query with the seeds' "
-        "references, citations and the edges among them fetched into the graph "
-        "(docs/semantic-scholar.md)",
+        "index and graph, or one Semantic Scholar (or OpenAlex) search per sub-query with "
+        "the seeds' references, citations and the edges among them fetched into the graph "
+        "(docs/semantic-scholar.md, docs/ingest.md#your-field-from-your-library)",
     )
     theta: float = Field(
         0.4, ge=0, le=1, allow_inf_nan=False,
@@ -228,8 +228,8 @@ class SearchSettings(BaseModel):
     @model_validator(mode="after")
     def _provider_radius(self) -> "SearchSettings":
         # Two hops would fetch every neighbour's own neighbours: thousands of calls a search.
-        if self.source == "semantic-scholar" and self.hops == "2":
-            raise ValueError("source semantic-scholar fetches a radius of 1 or 1.5: set "
+        if self.source != "local" and self.hops == "2":
+            raise ValueError(f"source {self.source} fetches a radius of 1 or 1.5: set "
                              "hops to 1 or 1.5, or source to local")
         return self
 
@@ -426,6 +426,13 @@ class ProviderSettings(BaseModel):
         200, ge=1, le=200,
         description="Works per OpenAlex list page (the API reference allows 1 to 200; set "
         "100 if the API refuses 200)")
+    openalex_dir: Path = Field(
+        Path("var/openalex"), description="Where OpenAlex replies are cached and the day's "
+        "spend is kept; default var_dir/openalex")
+    openalex_neighbour_cap: int = Field(
+        10_000, ge=1, le=100_000,
+        description="Most works a search with source openalex fetches around its seeds "
+        "(references and citing works together)")
     openalex_max_age_days: float = Field(
         30.0, ge=0, le=3650, allow_inf_nan=False,
         description="An OpenAlex reply cached less than this many days ago is used instead "
@@ -691,6 +698,8 @@ class Settings(BaseSettings):
             self.database.home = self.var_dir / "neo4j"
         if "cache_dir" not in self.models.model_fields_set:
             self.models.cache_dir = self.var_dir / "model-cache"
+        if "openalex_dir" not in self.providers.model_fields_set:
+            self.providers.openalex_dir = self.var_dir / "openalex"
         return self
 
 

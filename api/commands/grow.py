@@ -83,7 +83,7 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     with Graph.connect(settings.database) as graph:
         asks = work_asks(graph, entries)
-        with OpenAlexClient(settings.providers, settings.var_dir / "openalex") as client:
+        with OpenAlexClient(settings.providers, settings.providers.openalex_dir) as client:
             report = grow_from_openalex(graph, client, asks, limits, progress)
             print_grow_report(report, client.spent, client.budget.left_usd(), args.max_papers,
                               time.perf_counter() - started)
