@@ -3,8 +3,9 @@
 resolved before the run is queued (api/given_papers.py), an unknown one is refused with
 all of them listed (422, `unknown`), and the query may then be empty.
 `params.source` ("local", "semantic-scholar" or "openalex") says where seeds and
-neighbourhood come from; a provider's search needs the server's providers enabled. A request sets run
-parameters only (`SearchParams`): provider addresses, keys and switches are the operator's.
+neighbourhood come from; a provider's search needs the server's providers enabled. A
+request sets run parameters only (`SearchParams`): provider addresses, keys and switches
+are the operator's.
 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
