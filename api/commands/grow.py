@@ -94,8 +94,10 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
 
 def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
     """What each entry is looked for by in OpenAlex: an OpenAlex id as typed; its DOI,
-    arXiv id and title; and for an entry the graph already holds (found as a search from
-    papers finds it), the graph paper's DOI and arXiv id."""
+    arXiv id and title; and for an entry that names a graph paper by its id (found as a
+    search from papers finds it), the graph paper's DOI, arXiv id and title. Only a graph
+    id lends them: an entry matched by title would ask otherwise once a grow had stored
+    its paper, and a resumed grow must send the requests the first one sent."""
     from crase.api.given_papers import resolve_given
     from crase.ingest.openalex import short_id
     from crase.ingest.openalex_grow import WorkAsk
@@ -104,7 +106,7 @@ def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
     known: dict[str, str] = {}
     for start in range(0, len(entries), MAX_GIVEN_PAPERS):
         found = resolve_given(graph, entries[start:start + MAX_GIVEN_PAPERS]).found
-        known.update({paper.entry: paper.id for paper in found})
+        known.update({paper.entry: paper.id for paper in found if paper.matched_by == "id"})
     rows = {row["id"]: row for row in graph.read("read_papers", ids=list(set(known.values())))}
     asks = []
     for entry in entries:
@@ -113,9 +115,10 @@ def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
         typed = entry.label if OPENALEX_WORK.fullmatch(entry.label) else None
         asks.append(WorkAsk(
             label=entry.label, openalex_id=short_id(typed) if typed else None,
-            doi=(reference.doi if reference else None) or row.get("doi"),
-            arxiv_id=(reference.arxiv_id if reference else None) or row.get("arxiv_id"),
-            title=(reference.title if reference else None) or row.get("title")))
+            doi=row.get("doi") or (reference.doi if reference else None),
+            arxiv_id=row.get("arxiv_id") or (reference.arxiv_id if reference else None),
+            # A typed graph id reads as a title too; the paper's own title is the one.
+            title=row.get("title") or (reference.title if reference else None)))
     return asks
 
 

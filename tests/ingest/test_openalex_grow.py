@@ -174,6 +174,8 @@ def test_an_interrupted_grow_resumes_without_a_call_repeated_or_a_work_lost(
     assert grow(env) == 0
     second = answered_keys(fresh)
     assert not set(first) & set(second)  # nothing answered before was asked again
+    resumed_calls = capsys.readouterr().out
+    assert re.search(r"calls +\d+ list, 0 singleton, 0 search", resumed_calls)
     resumed = graph_shape(graph)
 
     from tests.conftest import clean_graph
