@@ -14,13 +14,14 @@ retries and paging, which would each have to be worked around, for five URLs.
   policy, Retry-After honoured. A reply whose body is cut short is a broken transfer and
   is retried the same way.
 - The key goes in the `api_key` parameter, as the API documents; it is never part of the
-  cache key, a message or a log line. 401, and 403 without Retry-After, are the key
-  refused (ProviderKeyRefused, naming the setting).
+  cache key or a message, and httpx's own request log lines have it taken out. 401, and
+  403 without Retry-After, are the key refused (ProviderKeyRefused, naming the setting).
 - 404 is "no such work" (None); a 301 (a merged work) is followed to the work it names.
 - The client counts what it spends: calls by kind, replies read from the cache, tries
   (retries included), dollars booked, and seconds waited.
 """
 
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -52,8 +53,24 @@ OR_VALUES = 100  # values one filter may OR together (the API's documented limit
 KEY_SETTING = "CRASE_PROVIDERS__OPENALEX_API_KEY"
 URL_SETTING = "CRASE_PROVIDERS__OPENALEX_URL"
 MAX_REDIRECTS = 3
+HTTPX_LOG = logging.getLogger("httpx")
 # Characters that end a filter value; a DOI holding one cannot be asked in a filter.
 FILTER_SYNTAX = (",", "|")
+
+
+class KeyRedaction(logging.Filter):
+    """Takes an API key out of httpx's request lines (it logs each URL at INFO, and the key
+    is a URL parameter), for whoever turns that logger on."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(str(a).replace(self.key, "***") if self.key in str(a) else a
+                                for a in record.args)
+        return True
 
 
 @dataclass
@@ -95,6 +112,8 @@ class OpenAlexClient:
         self.chunk = min(OR_VALUES, self.per_page)  # every work of an id filter on one page
         key = settings.openalex_api_key
         self._key = key.get_secret_value() if key is not None else None
+        if self._key:
+            HTTPX_LOG.addFilter(KeyRedaction(self._key))
         self.http = httpx.Client(base_url=settings.openalex_url.rstrip("/") + "/",
                                  timeout=settings.timeout_s, follow_redirects=False,
                                  transport=transport)
@@ -106,6 +125,8 @@ class OpenAlexClient:
 
     def close(self) -> None:
         self.http.close()
+        for added in [f for f in HTTPX_LOG.filters if isinstance(f, KeyRedaction)]:
+            HTTPX_LOG.removeFilter(added)
 
     def __enter__(self) -> "OpenAlexClient":
         return self

@@ -184,8 +184,11 @@ class Grow:
         found: dict[int, dict[str, Any]] = {}
         by_id = {i: a.openalex_id for i, a in enumerate(asks) if a.openalex_id}
         listed = {short_id(w.get("id")): w for w in self.client.works(list(by_id.values()))}
-        found.update({i: listed[short_id(w)] for i, w in by_id.items()
-                      if short_id(w) in listed})
+        for index, typed in by_id.items():
+            # An id the filter does not list may be a merged work's: its singleton says.
+            work = listed.get(short_id(typed)) or self.client.work(typed)
+            if work is not None:
+                found[index] = work
         self.find_by_doi(asks, found)
         for index, ask in enumerate(asks):
             if index not in found and ask.title:

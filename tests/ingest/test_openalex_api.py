@@ -2,6 +2,7 @@
 the stand-in answers in, OR-filters of 100, cursor paging to its end, a merge's 301, the
 faults retried, the key refused, the budget, and the cache keyed by request."""
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,13 @@ def test_a_reply_is_read_from_the_cache_and_the_key_is_not_in_it(
         assert again.spent.cached == 1 and again.spent.made == 0
     assert len(fresh.seen()) == 1 and fresh.seen()[0].params["mailto"] == "me@example.org"
     assert not any(KEY in p.read_text() for p in tmp_path.rglob("*.json"))
+
+
+def test_httpx_request_lines_never_show_the_key(fresh: OpenAlexStandIn, tmp_path: Path,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="httpx"), client(fresh, tmp_path) as api:
+        api.works([wid(8)])
+    assert "HTTP Request" in caplog.text and KEY not in caplog.text
 
 
 def test_ten_thousand_list_calls_are_a_dollar(tmp_path: Path) -> None:
