@@ -31,14 +31,14 @@ SHOWN = 10  # unknown entries and ids named one a line
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     grow = subparsers.add_parser(
         "grow", help="grow the graph from papers you know, through OpenAlex",
-        description="Fetch the given papers' OpenAlex works and the works they cite (and, "
-                    "with --citers, the works citing them), level by level to --depth and "
-                    "--max-papers; store them as `crase load` does, merged with papers the "
-                    "graph already holds (same DOI, arXiv id or OpenAlex id); draw their "
-                    "citations; embed the new papers. Every reply is cached under "
-                    "var/openalex/: rerun the same command after an interruption to resume "
-                    "without asking again. Needs CRASE_PROVIDERS__ENABLED=true and, for real "
-                    "work, CRASE_PROVIDERS__OPENALEX_API_KEY.",
+        description="Fetch the given papers' OpenAlex works and the works they cite (and,\n"
+                    "with --citers, the works citing them), level by level to --depth and\n"
+                    "--max-papers; store them as `crase load` does, merged with papers the\n"
+                    "graph already holds (same DOI, arXiv id or OpenAlex id); draw their\n"
+                    "citations; embed the new papers. Every reply is cached under\n"
+                    "var/openalex/: rerun the same command after an interruption to resume\n"
+                    "without asking again. Needs CRASE_PROVIDERS__ENABLED=true and, for real\n"
+                    "work, CRASE_PROVIDERS__OPENALEX_API_KEY (docs/ingest.md).",
         epilog="examples:\n"
                "  crase grow --from-file my-library.bib --citers --max-papers 5000\n"
                "  crase grow --from 10.1103/PhysRevLett.75.4724 --from hep-th/9711200",
