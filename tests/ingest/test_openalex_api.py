@@ -109,6 +109,13 @@ def test_a_refused_key_names_the_setting_and_never_the_key(fresh: OpenAlexStandI
     assert "not-the-key" not in str(refused.value)
 
 
+def test_a_401_is_the_key_refused_too(fresh: OpenAlexStandIn, tmp_path: Path) -> None:
+    fresh.fault(r"works\?", status=401, times=1)
+    with client(fresh, tmp_path) as api, pytest.raises(ProviderKeyRefused, match="HTTP 401"):
+        api.works([wid(3)])
+    assert len(fresh.seen()) == 1  # a refusal is final: not retried
+
+
 def test_the_budget_refuses_a_call_before_it_is_sent(fresh: OpenAlexStandIn,
                                                      tmp_path: Path) -> None:
     with client(fresh, tmp_path, openalex_daily_budget_usd=0.0002) as api:
