@@ -81,6 +81,16 @@ class ProviderRequestRejected(ProviderError):
     """A provider refused the request itself (4xx other than 404 and 429)."""
 
 
+class ProviderKeyRefused(ProviderError):
+    """A provider refused the API key (401, or 403 without Retry-After); the message names
+    the setting that holds the key."""
+
+
+class ProviderBudgetSpent(ProviderError):
+    """The next call would pass the provider's daily budget (providers.openalex_daily_budget_usd);
+    what came so far is kept, and the same command resumes tomorrow or with a larger budget."""
+
+
 class ProviderNotEnabled(SettingsError):
     """A search asked for an external provider while `providers.enabled` is off; set
     CRASE_PROVIDERS__ENABLED=true or search the local index (`--source local`)."""

@@ -2,9 +2,9 @@
 Crossref, arXiv), and the loops that send a request under it, for httpx's async and sync
 clients. Both loops are tenacity's, built from the same arguments (`tenacity_arguments`).
 
-- A try is retried on 429, any 5xx, a timeout or a refused or dropped connection (httpx's
-  TransportError). Every other reply, 4xx included, is final: the same request would get
-  the same answer.
+- A try is retried on 429, any 5xx, a 403 with Retry-After (a throttle), a timeout or a
+  refused or dropped connection (httpx's TransportError). Every other reply, 4xx
+  included, is final: the same request would get the same answer.
 - The wait doubles per retry, with jitter. A server's Retry-After (seconds or an HTTP date)
   is a lower bound, and both are capped at `backoff_max_s`, so that a server asking for an
   hour cannot stall a run.
@@ -79,9 +79,12 @@ def retryable_status(status: int) -> bool:
 
 
 def is_retryable(outcome: httpx.Response | BaseException) -> bool:
-    """Whether another try of the same request may fare better."""
+    """Whether another try of the same request may fare better. A 403 that says when to
+    come back (Retry-After) is a throttle, not a refusal: OpenAlex answers its rate limit
+    that way."""
     if isinstance(outcome, httpx.Response):
-        return retryable_status(outcome.status_code)
+        return retryable_status(outcome.status_code) or (
+            outcome.status_code == 403 and "retry-after" in outcome.headers)
     return isinstance(outcome, RETRYABLE_ERRORS)
 
 

@@ -13,7 +13,7 @@ from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model, model_validator
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -70,7 +70,7 @@ class DatabaseSettings(BaseModel):
 SeedRule = Literal["relevance", "relevance-and-recency"]
 SeedWeights = Literal["relevance", "uniform"]
 Hops = Literal["1", "1.5", "2"]
-SearchSource = Literal["local", "semantic-scholar"]
+SearchSource = Literal["local", "semantic-scholar", "openalex"]
 WalkMethod = Literal["ppr", "salsa"]
 Orientation = Literal["references", "citing", "both"]
 Weighting = Literal["coverage", "uniform", "influential"]
@@ -141,9 +141,9 @@ class SearchSettings(BaseModel):
     source: SearchSource = Field(
         "local",
         description="Where seeds and their neighbourhood come from: the local full-text "
-        "index and graph, or one Semantic Scholar search per sub-query with the seeds' "
-        "references, citations and the edges among them fetched into the graph "
-        "(docs/semantic-scholar.md)",
+        "index and graph, or one Semantic Scholar (or OpenAlex) search per sub-query with "
+        "the seeds' references, citations and the edges among them fetched into the graph "
+        "(docs/semantic-scholar.md, docs/ingest.md#your-field-from-your-library)",
     )
     theta: float = Field(
         0.4, ge=0, le=1, allow_inf_nan=False,
@@ -230,8 +230,8 @@ class SearchSettings(BaseModel):
     @model_validator(mode="after")
     def _provider_radius(self) -> "SearchSettings":
         # Two hops would fetch every neighbour's own neighbours: thousands of calls a search.
-        if self.source == "semantic-scholar" and self.hops == "2":
-            raise ValueError("source semantic-scholar fetches a radius of 1 or 1.5: set "
+        if self.source != "local" and self.hops == "2":
+            raise ValueError(f"source {self.source} fetches a radius of 1 or 1.5: set "
                              "hops to 1 or 1.5, or source to local")
         return self
 
@@ -408,6 +408,37 @@ class ProviderSettings(BaseModel):
         description="Most references, and most citations, read per seed (1 to 10,000, the "
         "API's own cap); a longer list is recorded as truncated"
     )
+    openalex_url: str = Field("https://api.openalex.org", description="OpenAlex API base")
+    # A SecretStr: its repr and any dump of the settings print asterisks, so the key cannot
+    # reach a log line, a Run or an export by accident; only the client reads its value.
+    openalex_api_key: SecretStr | None = Field(
+        None, description="OpenAlex API key (free at openalex.org; without one the API allows "
+        "a few cents a day, for tests)")
+    openalex_mailto: str | None = Field(
+        None, max_length=200, description="Contact address sent with every OpenAlex request "
+        "(`mailto`), as OpenAlex asks of its users")
+    openalex_daily_budget_usd: float = Field(
+        1.0, ge=0, le=10_000, allow_inf_nan=False,
+        description="Most US dollars of OpenAlex usage a day (UTC), in the API's own prices: "
+        "list and filter calls $0.10 per 1,000, searches $1 per 1,000, singletons free; "
+        "1.0 is a free key's daily allowance")
+    openalex_requests_per_second: float = Field(
+        10.0, gt=0, le=100, description="OpenAlex request rate (the API allows 100/s)")
+    openalex_per_page: int = Field(
+        200, ge=1, le=200,
+        description="Works per OpenAlex list page (the API reference allows 1 to 200; set "
+        "100 if the API refuses 200)")
+    openalex_dir: Path = Field(
+        Path("var/openalex"), description="Where OpenAlex replies are cached and the day's "
+        "spend is kept; default var_dir/openalex")
+    openalex_neighbour_cap: int = Field(
+        10_000, ge=1, le=100_000,
+        description="Most works a search with source openalex fetches around its seeds "
+        "(references and citing works together)")
+    openalex_max_age_days: float = Field(
+        30.0, ge=0, le=3650, allow_inf_nan=False,
+        description="An OpenAlex reply cached less than this many days ago is used instead "
+        "of asking again (0: always ask)")
 
 
 class IngestSettings(BaseModel):
@@ -669,6 +700,8 @@ class Settings(BaseSettings):
             self.database.home = self.var_dir / "neo4j"
         if "cache_dir" not in self.models.model_fields_set:
             self.models.cache_dir = self.var_dir / "model-cache"
+        if "openalex_dir" not in self.providers.model_fields_set:
+            self.providers.openalex_dir = self.var_dir / "openalex"
         return self
 
 

@@ -19,6 +19,7 @@ RouteName = Literal[
     "citation_neighbour",  # a reference or citing paper of a gate seed, from the graph
     "semantic_scholar_search",  # a provider search hit
     "semantic_scholar_neighbour",  # a provider citation neighbour of a gate seed
+    "openalex_search",  # an OpenAlex search hit (where a key is set)
 ]
 AssessmentStatus = Literal["assessed", "insufficient", "no_abstract", "failed", "not_selected"]
 VerdictStatus = Literal["graded", "insufficient", "no_abstract", "failed"]

@@ -7,6 +7,7 @@
   Crossref (DOI) and arXiv (identifier) verify it when they are reachable. Unresolved
   titles stay in the audit as unresolved hypotheses; they never become candidates.
 - semantic_scholar_search: the same queries against Semantic Scholar, when it answers.
+- openalex_search: the same queries against OpenAlex, where a key is set and it answers.
 - citation neighbours come later, from the gate (`neighbour_gate.py`).
 
 Every route reports whether it ran, was skipped (and why) or failed, apart from the
@@ -21,7 +22,12 @@ from crase.errors import ProviderError
 from crase.graph import Graph
 from crase.idea.candidates import RouteHit, RouteName
 from crase.idea.identity import IdentityRegistry
-from crase.idea.providers import ProviderStatus, describe_error, search_semantic_scholar
+from crase.idea.providers import (
+    ProviderStatus,
+    describe_error,
+    search_openalex,
+    search_semantic_scholar,
+)
 from crase.ingest.arxiv import arxiv_record
 from crase.ingest.crossref import crossref_record
 from crase.ingest.provider_http import ProviderClient
@@ -239,14 +245,17 @@ def search_provider(
     excluded: Sequence[str],
     settings: ProviderSettings | None,
     status: ProviderStatus,
+    route: RouteName = "semantic_scholar_search",
 ) -> RouteReport:
-    route: RouteName = "semantic_scholar_search"
+    """The generated queries against a provider's search (Semantic Scholar, or OpenAlex
+    with `route="openalex_search"`), each hit resolved against the corpus."""
     if settings is None or not status.available:
-        return RouteReport(route, "skipped", f"semantic_scholar {status.detail}")
+        return RouteReport(route, "skipped", f"{status.name} {status.detail}")
     report = RouteReport(route, "ran")
     touched: set[int] = set()
     failures = 0
-    outcomes = search_semantic_scholar(settings, queries, limit)
+    search = search_openalex if route == "openalex_search" else search_semantic_scholar
+    outcomes = search(settings, queries, limit)
     for index, (query, outcome) in enumerate(zip(queries, outcomes, strict=True)):
         if isinstance(outcome, ProviderError):
             failures += 1

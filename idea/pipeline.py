@@ -35,7 +35,7 @@ from crase.idea.expert import ExpertOutcome, idea_text_ranks, shortlist_entries
 from crase.idea.identity import IdentityRegistry, apply_eligibility
 from crase.idea.neighbour_gate import GateReport, run_gate
 from crase.idea.pdf_acquisition import PdfSources, acquire_pdfs
-from crase.idea.providers import ProviderStatus, probe_providers
+from crase.idea.providers import NO_OPENALEX_KEY, OPENALEX, ProviderStatus, probe_providers
 from crase.idea.report import ReportOutcome, build_synthesis
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.protocols import IdeaBackends
@@ -190,6 +190,10 @@ def _discover_and_rank(graph: Graph, backends: IdeaBackends, state: RunState,
         state.routes.append(search_provider(
             graph, registry, structure.queries, params.provider_hits_per_query, excluded,
             backends.providers, state.providers["semantic_scholar"]))
+        state.routes.append(search_provider(
+            graph, registry, structure.queries, params.provider_hits_per_query, excluded,
+            backends.providers, state.providers.get(OPENALEX, NO_OPENALEX_KEY),
+            route="openalex_search"))
     with run.stage("identity"):
         for work in registry.works:
             apply_eligibility(work, request.year_min, request.year_max)

@@ -1,8 +1,9 @@
 """External providers for the idea workflow: Semantic Scholar (search, citation neighbours),
-Crossref (DOI verification) and arXiv (identifier resolution; PDFs are fetched by
-`pdf_acquisition`). Their clients are in `crase.ingest`, one module per API
-(`semantic_scholar`, `crossref`, `arxiv`); this module holds the workflow's side: the
-availability probe, the Semantic Scholar routes and how a provider error is recorded.
+OpenAlex (search, where a key is set), Crossref (DOI verification) and arXiv (identifier
+resolution; PDFs are fetched by `pdf_acquisition`). Their clients are in `crase.ingest`,
+one module per API (`semantic_scholar`, `openalex_api`, `crossref`, `arxiv`); this module
+holds the workflow's side: the availability probe, the Semantic Scholar and OpenAlex
+routes and how a provider error is recorded.
 
 Availability is probed once per run with a short timeout and recorded apart from the
 routes: a provider that does not answer is 'unavailable', and every route that needs it
@@ -23,11 +24,16 @@ from typing import Any
 import httpx
 
 from crase.errors import ProviderError
+from crase.ingest.openalex import map_work
+from crase.ingest.openalex_api import OpenAlexClient
 from crase.ingest.records import PaperRecord
 from crase.ingest.semantic_scholar import S2Paper, SemanticScholarClient
+from crase.paper_identity import normalise_doi
 from crase.settings import ProviderSettings
 
 PROVIDERS = ("semantic_scholar", "crossref", "arxiv")
+# Probed only where a key is set: without one the API allows a few cents a day, for tests.
+OPENALEX = "openalex"
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ def probe_url(settings: ProviderSettings, name: str) -> str:
         return f"{settings.semantic_scholar_url.rstrip('/')}/paper/search?query=probe&limit=1"
     if name == "crossref":
         return f"{settings.crossref_url.rstrip('/')}/works?rows=0"
+    if name == OPENALEX:  # a singleton: free, and any answer below 500 will do
+        return f"{settings.openalex_url.rstrip('/')}/works/W0"
     return f"{settings.arxiv_url.rstrip('/')}/query?id_list=&max_results=0"
 
 
@@ -54,7 +62,8 @@ def probe_providers(settings: ProviderSettings, timeout_s: float,
                     enabled: bool) -> dict[str, ProviderStatus]:
     """Each provider: does it answer within the timeout? Any HTTP reply below 500 counts."""
     statuses = {}
-    for name in PROVIDERS:
+    names = PROVIDERS + ((OPENALEX,) if settings.openalex_api_key is not None else ())
+    for name in names:
         url = probe_url(settings, name)
         if not enabled:
             statuses[name] = ProviderStatus(name, False, "not probed: providers are switched "
@@ -120,6 +129,39 @@ def search_semantic_scholar(settings: ProviderSettings, queries: Sequence[str],
     return asyncio.run(search_all())
 
 
+# --- OpenAlex (through the ingest client: its budget, cache and retry policy) -----------
+
+
+def openalex_record(work: dict[str, Any]) -> PaperRecord | None:
+    """A Work as a record, read by the snapshot reader's mapping."""
+    fields = map_work(work)
+    title = fields.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return None
+    year = fields.get("year")
+    return PaperRecord(
+        id=None, title=title.strip(), abstract=fields.get("abstract") or "",
+        year=year if isinstance(year, int) else None,
+        doi=normalise_doi(fields.get("doi")), arxiv_id=fields.get("arxiv_id"),
+        authors=fields.get("authors") or [], venue=fields.get("venue"), source=OPENALEX)
+
+
+def search_openalex(settings: ProviderSettings, queries: Sequence[str],
+                    limit: int) -> list[SearchOutcome]:
+    """Per query, its OpenAlex hits as records or the provider error."""
+    outcomes: list[SearchOutcome] = []
+    with OpenAlexClient(settings, settings.openalex_dir) as client:
+        for query in queries:
+            try:
+                works = client.search(query, limit).works
+            except ProviderError as err:
+                outcomes.append(err)
+                continue
+            outcomes.append([r for w in works[:limit] for r in [openalex_record(w)]
+                             if r is not None])
+    return outcomes
+
+
 def s2_reference(record: PaperRecord) -> str | None:
     """How Semantic Scholar names a paper we know: its own id, DOI or arXiv id."""
     if record.s2_id:
@@ -157,6 +199,11 @@ def semantic_scholar_neighbours(settings: ProviderSettings, references: Sequence
 
 
 # --- the record -------------------------------------------------------------------------
+
+
+# The route's status where no key is set: skipped, and the audit says why.
+NO_OPENALEX_KEY = ProviderStatus(OPENALEX, False, "not probed: no key set "
+                                 "(CRASE_PROVIDERS__OPENALEX_API_KEY)", "")
 
 
 def describe_error(err: ProviderError) -> str:

@@ -17,11 +17,16 @@ from typing import Any, Protocol
 
 
 class CallMeter(Protocol):
-    """What a client counts (crase.ingest.semantic_scholar.SemanticScholarClient)."""
+    """What a client counts (SemanticScholarClient, OpenAlexClient); read only."""
 
-    calls: int
-    requests_sent: int
-    retry_wait_s: float
+    @property
+    def calls(self) -> int: ...
+
+    @property
+    def requests_sent(self) -> int: ...
+
+    @property
+    def retry_wait_s(self) -> float: ...
 
     @property
     def rate_limit_wait_s(self) -> float: ...

@@ -3,9 +3,10 @@ entailment -> pruning -> ranking -> order -> fill -> evidence, each stage timed 
 recorded on the Run. The stages up to the fill are search/stages.py, the same ones the
 order model's trainer runs.
 
-With `source="semantic-scholar"` the seeds come from Semantic Scholar searches and the
-expand stage first fetches the seeds' neighbourhood into the graph
-(search/semantic_scholar_source.py); the rest runs unchanged on what the graph then holds.
+With `source="semantic-scholar"` (or `"openalex"`) the seeds come from that provider's
+searches and the expand stage first fetches the seeds' neighbourhood into the graph
+(search/semantic_scholar_source.py, search/openalex_source.py); the rest runs unchanged
+on what the graph then holds.
 A list that could not be fetched makes the run `partial`, with the reasons on the Run
 (its error field and counts.provider) and in the result; the run still ranks what it has.
 """
@@ -40,7 +41,7 @@ from crase.search.stages import (
 from crase.usage import Usage
 
 if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
-    from crase.search.semantic_scholar_source import SemanticScholarSource
+    from crase.search.stages import ProviderSource
 
 # The stages in the order they run; the Run's timings and the HTTP progress use these names.
 STAGES = (*(name for name, _ in EVIDENCE_STAGES + LIST_STAGES), "evidence", "record")
@@ -131,7 +132,7 @@ def partial_reason(problems: list[str], shown: int = 5) -> str:
 
 def uses_provider(request: SearchRequest) -> bool:
     # Seeds named by the caller are graph papers: their neighbourhood is the local one.
-    return request.params.source == "semantic-scholar" and named_seeds(request) is None
+    return request.params.source != "local" and named_seeds(request) is None
 
 
 def check_given(graph: Graph, request: SearchRequest) -> None:
@@ -153,11 +154,12 @@ def check_source(backends: SearchBackends, request: SearchRequest) -> None:
     """Refuses, before any Run exists, a provider search this deployment cannot make."""
     if not uses_provider(request):
         return
+    source = request.params.source
     if backends.provider is None:
-        raise SettingsError("source semantic-scholar needs provider settings in the search "
+        raise SettingsError(f"source {source} needs provider settings in the search "
                             "backends (build_search_backends gives them); or use source local")
     if not backends.provider.enabled:
-        raise ProviderNotEnabled("source semantic-scholar: external providers are off; set "
+        raise ProviderNotEnabled(f"source {source}: external providers are off; set "
                                  "CRASE_PROVIDERS__ENABLED=true, or search the local index "
                                  "with --source local")
 
@@ -165,26 +167,31 @@ def check_source(backends: SearchBackends, request: SearchRequest) -> None:
 @contextmanager
 def seed_source(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 observer: RunObserver, notice: Callable[[str], None] | None
-                ) -> Iterator["SemanticScholarSource | None"]:
-    """The provider of a semantic-scholar search for as long as the search runs; None for
-    a local one."""
+                ) -> Iterator["ProviderSource | None"]:
+    """The provider of a semantic-scholar or openalex search for as long as the search
+    runs; None for a local one."""
     if not uses_provider(request) or backends.provider is None:
         yield None
         return
 
+    from crase.search.openalex_source import OpenAlexSource
     from crase.search.semantic_scholar_source import SemanticScholarSource
 
     def progress(done: int, total: int) -> None:
         observer.items_done("expand", done, total)
 
-    with SemanticScholarSource(graph, backends.provider, notice or (lambda line: None),
-                               progress) as source:
+    say = notice or (lambda line: None)
+    source: ProviderSource = (
+        OpenAlexSource(graph, backends.provider, say, progress)
+        if request.params.source == "openalex"
+        else SemanticScholarSource(graph, backends.provider, say, progress))
+    with source:
         yield source
 
 
 def _run_stages(graph: Graph, backends: SearchBackends, request: SearchRequest,
                 run: RunLifecycle, result: SearchResult, observer: RunObserver,
-                source: "SemanticScholarSource | None") -> None:
+                source: "ProviderSource | None") -> None:
     """The search's stages (search/stages.py) timed on the Run, then its evidence read and
     recorded."""
     search = Search(graph, backends, request, result.run_id, source, observer, run.recorder)

@@ -55,7 +55,10 @@ from crase.search.walk import Walk, rank
 from crase.settings import SearchSettings
 
 if TYPE_CHECKING:  # imported where a search uses it: it brings the HTTP client
+    from crase.search.openalex_source import OpenAlexSource
     from crase.search.semantic_scholar_source import SemanticScholarSource
+
+    ProviderSource = SemanticScholarSource | OpenAlexSource
 
 # Below this many papers ranked per seed, the graph adds almost nothing to the seeds and the
 # query's own text ranking orders the list (graph_adds_little).
@@ -78,7 +81,7 @@ class Search:
     backends: SearchBackends
     request: SearchRequest
     run_id: str = field(default_factory=lambda: f"untimed-{uuid.uuid4().hex[:12]}")
-    source: "SemanticScholarSource | None" = None
+    source: "ProviderSource | None" = None
     observer: RunObserver = field(default_factory=lambda: SILENT)
     recorder: RunRecorder | None = None
 

@@ -2,9 +2,10 @@
 `seed_ids` names papers to start from (graph ids, arXiv ids, DOIs or titles): they are
 resolved before the run is queued (api/given_papers.py), an unknown one is refused with
 all of them listed (422, `unknown`), and the query may then be empty.
-`params.source` ("local" or "semantic-scholar") says where seeds and neighbourhood come
-from; a semantic-scholar search needs the server's providers enabled. A request sets run
-parameters only (`SearchParams`): provider addresses, keys and switches are the operator's.
+`params.source` ("local", "semantic-scholar" or "openalex") says where seeds and
+neighbourhood come from; a provider's search needs the server's providers enabled. A
+request sets run parameters only (`SearchParams`): provider addresses, keys and switches
+are the operator's.
 
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
@@ -148,10 +149,10 @@ class SearchController(Controller):
             with bulkheads.slot("given_papers"):
                 given = resolve_typed(graph, data.seed_ids, settings.api.given_papers_max_titles)
         request = build_request(data, settings.search, given)
-        if request.params.source == "semantic-scholar" and not settings.providers.enabled:
-            raise InvalidRequest("params.source semantic-scholar: external providers are off "
-                                 "on this server (CRASE_PROVIDERS__ENABLED); give source "
-                                 "local")
+        source = request.params.source
+        if source != "local" and not settings.providers.enabled:
+            raise InvalidRequest(f"params.source {source}: external providers are off on "
+                                 "this server (CRASE_PROVIDERS__ENABLED); give source local")
         run = registry.submit_search(request)
         return SearchAccepted(run_id=run.id, status=run.status, run_url=f"/runs/{run.id}")
 

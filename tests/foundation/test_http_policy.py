@@ -100,6 +100,11 @@ def test_which_statuses_are_retried(status: int, retried: bool) -> None:
     assert is_retryable(reply(status)) is retried
 
 
+def test_a_403_with_retry_after_is_a_throttle_and_retried() -> None:
+    assert is_retryable(reply(403, {"Retry-After": "2"})) is True
+    assert is_retryable(reply(403)) is False  # a refused key: the same answer again
+
+
 @pytest.mark.parametrize(("error", "retried"), [
     (httpx.ConnectError("refused"), True),
     (httpx.ReadTimeout("slow"), True),
