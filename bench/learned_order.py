@@ -5,6 +5,7 @@ once per query (the slow part), then models are fit and compared in minutes.
     python -m crase.bench.learned_order collect --train 1500 --from-year 2002 \\
         --before-year 2003 --hold-out Q.jsonl --forms text words papers idea --out train.npz
     python -m crase.bench.learned_order evaluate --train train.npz --dev dev.npz
+    python -m crase.bench.learned_order compare --dev dev.npz --model OLD --model NEW
 
 `collect --queries` gathers a benchmark query set (each source paper hidden with its
 edges); `collect --train` draws training queries from the corpus's own citations
@@ -22,6 +23,11 @@ set. The figures of record come from `crase bench quality`; this tool chooses th
 and the features on the same dev queries. `evaluate --save-ablations DIR` writes every model
 of its table as a model folder, DIR/<name>/, each described by its training data, for
 `crase bench quality --order-ablations DIR` to measure in the search.
+
+`compare` orders each gathered dev file's candidates by each model given (a model folder,
+or a previous release's one-file linear model) and prints their figures and each later
+model against the first, paired per query: models compared on the same candidates, in
+seconds.
 """
 
 import argparse
@@ -38,11 +44,11 @@ from crase.bench.metrics import CUTOFFS, average_precision_at_k, hit_at_k, hits_
 from crase.bench.quality import resolve_queries
 from crase.bench.query_sets import read_query_file, source_paper_ids
 from crase.bench.significance import mean_difference, pooled_difference
-from crase.errors import EvaluationError
+from crase.errors import EvaluationError, OrderModelInvalid
 from crase.graph import Graph
 from crase.models.lambdarank import LambdaRankParams
 from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.order_model import OrderModels, order_candidates, save_models
+from crase.search.order_model import OrderModels, load_models, order_candidates, save_models
 from crase.search.order_training import (
     DEFAULT_FEATURES,
     TrainingExample,
@@ -308,6 +314,24 @@ def evaluate(args: argparse.Namespace) -> None:
         print(f"models: {args.save_ablations}/*/ ({len(rows_saved)})")
 
 
+def compare(args: argparse.Namespace) -> None:
+    """Each model folder (or previous release's model file) ordering each dev file's
+    candidates, and the later models against the first, paired per query."""
+    models = [(str(path), load_models(path)) for path in args.model]
+    for path in args.dev:
+        dev = read_gathered(path)
+        relevants = [frozenset(q.example.query.answer) for q in dev]
+        rankings = [model_rankings(m, dev, args.as_form) for _, m in models]
+        print(f"{path.name}: {len(dev)} queries, "
+              f"{sum(q.gated_order is not None for q in dev)} ordered by a gate")
+        for (name, _), ranking in zip(models, rankings, strict=True):
+            shown = figures(ranking, relevants)
+            print(f"  {name}: " + "  ".join(f"{key} {shown[key]:.3f}" for key in
+                                            ("R@5", "R@20", "R@50", "MAP@50", "Hit@5")))
+        for (name, _), ranking in zip(models[1:], rankings[1:], strict=True):
+            print(f"  {name} - {models[0][0]}: {versus(ranking, rankings[0], relevants)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m crase.bench.learned_order")
     actions = parser.add_subparsers(dest="action", required=True)
@@ -353,10 +377,21 @@ def main(argv: list[str] | None = None) -> None:
     measure.add_argument("--held-out-names", nargs="*", default=[],
                          help="names of the query files held out of the draw")
     measure.set_defaults(handler=evaluate)
+    side = actions.add_parser(
+        "compare", help="order gathered dev queries by each model and compare them")
+    side.add_argument("--dev", type=Path, nargs="+", required=True,
+                      help="files `collect --queries` wrote")
+    side.add_argument("--model", type=Path, action="append", required=True,
+                      help="a model folder, or a previous release's model file; repeat "
+                           "(the later ones are compared with the first)")
+    side.add_argument("--as-form", choices=ORDER_FORMS,
+                      help="order every dev query by this form's model (default: each "
+                           "query's own form)")
+    side.set_defaults(handler=compare)
     args = parser.parse_args(argv)
     try:
         args.handler(args)
-    except EvaluationError as err:
+    except (EvaluationError, OrderModelInvalid) as err:
         raise SystemExit(f"error: {err}") from None
 
 

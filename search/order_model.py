@@ -36,6 +36,7 @@ from crase.search.request import ORDER_FORMS
 # published before 2003 only (docs/retrieval-quality.md).
 SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre2003"
 FORMAT = "crase-order-model/2"
+LINEAR_FILE_FORMAT = "crase-linear-ranker/1"  # the previous release's one-file models
 MANIFEST = "model.json"
 # Each learner's file suffix and reader.
 Reader = Callable[[str, Sequence[str], str], "RankingModel | LinearRanking"]
@@ -137,9 +138,11 @@ def manifest_path(path: Path) -> Path:
 
 
 def load_models(path: Path) -> OrderModels:
-    """The model folder at `path`; refuses one that is not of this format, or a form whose
-    LightGBM file is missing, unreadable, or ranks by features the search does not
-    compute."""
+    """The model folder at `path` (or a previous release's one-file linear model); refuses
+    one that is not of this format, or a form whose file is missing, unreadable, or ranks
+    by features the search does not compute."""
+    if path.is_file() and path.name != MANIFEST:
+        return linear_file_models(path)
     manifest = manifest_path(path)
     data = read_json(manifest)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -151,6 +154,33 @@ def load_models(path: Path) -> OrderModels:
     name = manifest.parent.name  # a model is named by its folder, as a user names it
     return OrderModels(name, {form: form_model(manifest.parent, name, form, entry)
                               for form, entry in forms.items()})
+
+
+def linear_file_models(path: Path) -> OrderModels:
+    """A model file of the previous release (LINEAR_FILE_FORMAT: one JSON file, the text
+    form's linear model at its top and the other forms' under `forms`), read as linear
+    forms: such a file keeps ordering searches as it did."""
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("format") != LINEAR_FILE_FORMAT:
+        raise OrderModelInvalid(f"{path} is neither a {FORMAT} model folder nor a "
+                                f"{LINEAR_FILE_FORMAT} file: train one with `crase train-order`")
+    entries = {str(data.get("form", "text")): data, **(data.get("forms") or {})}
+    if set(entries) - set(ORDER_FORMS):
+        raise OrderModelInvalid(f"{path}: forms must be a mapping from {ORDER_FORMS}")
+    forms = {}
+    for form, entry in entries.items():
+        try:
+            ranking = linear_ranking.from_text(json.dumps(
+                {**entry, "format": linear_ranking.FORMAT}), entry.get("features", []),
+                f"{path} ({form})")
+        except (AttributeError, RankingModelInvalid) as err:
+            raise OrderModelInvalid(f"{path}: the {form} model is not a linear model "
+                                    f"({err})") from err
+        if any(f not in FEATURES for f in ranking.features):
+            raise OrderModelInvalid(f"{path}: the {form} model ranks by features the search "
+                                    "does not compute")
+        forms[form] = OrderModel(path.stem, form, ranking, dict(entry.get("description") or {}))
+    return OrderModels(path.stem, forms)
 
 
 def read_json(path: Path) -> Any:

@@ -290,3 +290,35 @@ def test_a_set_where_no_model_ordered_a_list_gets_one_sentence(tmp_path: Path) -
     assert "No model ordered any of the 3 queries" in section
     body = section.split("\n## ")[0]
     assert "| model |" not in body and "Training data of each model" not in body
+
+
+def previous_release_file(path: Path, weight: float) -> Path:
+    """A one-file linear model as the previous release wrote it (crase-linear-ranker/1)."""
+    features = ["cited_by_seeds", "walk_log_rank"]
+    path.write_text(json.dumps({
+        "format": "crase-linear-ranker/1", "name": path.stem, "form": "text",
+        "features": features, "mean": [0.0, 0.0], "scale": [1.0, 1.0],
+        "weights": [weight, 0.5], "description": {"corpus": "synthetic"},
+        "forms": {"words": {"features": features, "mean": [0.0, 0.0], "scale": [1.0, 1.0],
+                            "weights": [1.0, 0.0], "description": {}}}}))
+    return path
+
+
+def test_compare_orders_the_same_candidates_by_each_model_and_pairs_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, dev = write_examples(tmp_path, 1999)
+    up = previous_release_file(tmp_path / "up.json", 1.0)
+    down = previous_release_file(tmp_path / "down.json", -1.0)
+    main(["compare", "--dev", str(dev), "--model", str(up), "--model", str(down)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "dev.npz: 4 queries, 0 ordered by a gate"
+    assert lines[1].startswith(f"  {up}: R@5 ") and lines[2].startswith(f"  {down}: R@5 ")
+    assert lines[1] != lines[2].replace(str(down), str(up))  # the two orders differ
+    # The paired difference is the second model's R@50 less the first's.
+    r50 = [float(line.split("R@50 ")[1].split()[0]) for line in lines[1:3]]
+    assert lines[3].startswith(f"  {down} - {up}: R@50 {r50[1] - r50[0]:+.3f}")
+    with pytest.raises(SystemExit, match="^error: cannot read the order model .*dev.npz"):
+        main(["compare", "--dev", str(dev), "--model", str(dev)])
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something-else/1"}))
+    with pytest.raises(SystemExit, match="neither a crase-order-model/2 model folder nor"):
+        main(["compare", "--dev", str(dev), "--model", str(tmp_path / "other.json")])

@@ -189,6 +189,30 @@ def test_a_folder_holds_each_forms_learner_and_checks_a_linear_file(tmp_path: Pa
         load_models(tmp_path / "bad")
 
 
+def test_a_previous_releases_model_file_is_read_as_linear_forms(tmp_path: Path) -> None:
+    features = ["cited_by_seeds", "walk_log_rank"]
+    old = {"format": "crase-linear-ranker/1", "name": "mine", "form": "text",
+           "features": features, "mean": [0.0, 1.0], "scale": [1.0, 2.0],
+           "weights": [2.0, -1.0], "description": {"corpus": "mine"},
+           "forms": {"papers": {"features": features[:1], "mean": [0.0], "scale": [1.0],
+                                "weights": [1.0], "description": {}}}}
+    (tmp_path / "mine.json").write_text(json.dumps(old))
+    models = load_models(tmp_path / "mine.json")
+    assert models.name == "mine" and set(models.forms) == {"text", "papers"}
+    assert all(model.learner == "linear" for model in models.forms.values())
+    text = models.forms["text"]
+    assert text.description == {"corpus": "mine"} and text.features == tuple(features)
+    found = candidates(10, 5)
+    z = (found.values[:, [FEATURES.index(f) for f in features]] - (0.0, 1.0)) / (1.0, 2.0)
+    assert order_candidates(text, found, 1)[0].score == pytest.approx(float(
+        max(z @ (2.0, -1.0))))
+    for change in ({"weights": [2.0]}, {"features": ["no_such_feature", "walk_log_rank"]},
+                   {"format": "something-else/1"}, {"forms": {"poem": old["forms"]["papers"]}}):
+        (tmp_path / "bad.json").write_text(json.dumps(old | change))
+        with pytest.raises(OrderModelInvalid):
+            load_models(tmp_path / "bad.json")
+
+
 def test_a_query_form_is_its_length_or_the_papers_it_starts_from() -> None:
     assert query_form("Wilson loops", []) == "words"
     assert query_form(TWELVE_WORDS, []) == "text"
