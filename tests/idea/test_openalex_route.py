@@ -2,7 +2,6 @@
 the route runs and every hit is recorded with its route, query and rank in the audit;
 without one the route is skipped with the setting named."""
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,14 @@ from crase.idea.roles.protocols import IdeaBackends
 from crase.settings import IdeaSettings, ProviderSettings
 from tests.idea.corpus import IDEA
 from tests.idea.test_providers import closed_port_url
-from tests.sample_slice import SAMPLE
+from tests.openalex_standin_fixture import standin_fixture
 
 pytestmark = pytest.mark.integration
 
 KEY = "idea-key-3"
 
 
-@pytest.fixture(scope="module")
-def standin() -> Iterator[OpenAlexStandIn]:
-    with OpenAlexStandIn(SAMPLE, api_key=KEY).running() as running:
-        yield running
+standin = standin_fixture(KEY)
 
 
 def run_with(graph: Graph, backends: IdeaBackends, settings: ProviderSettings) -> dict:

@@ -3,7 +3,6 @@ the stand-in answers in, OR-filters of 100, cursor paging to its end, a merge's 
 faults retried, the key refused, the budget, and the cache keyed by request."""
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,12 @@ from crase.ingest.openalex import map_work
 from crase.ingest.openalex_api import OpenAlexClient
 from crase.ingest.openalex_budget import DailyBudget
 from crase.settings import ProviderSettings
-from tests.sample_slice import SAMPLE
+from tests.openalex_standin_fixture import standin_fixture
 
 KEY = "unit-key-91c2"
 
 
-@pytest.fixture(scope="module")
-def standin() -> Iterator[OpenAlexStandIn]:
-    with OpenAlexStandIn(SAMPLE, api_key=KEY).running() as running:
-        yield running
+standin = standin_fixture(KEY)
 
 
 @pytest.fixture

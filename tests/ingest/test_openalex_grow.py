@@ -7,7 +7,6 @@ API documents, a refused key, and unknown entries listed."""
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from crase.bench.openalex_standin import OpenAlexStandIn
 from crase.graph import Graph
 from crase.ingest.request_cache import request_key
 from crase.paper_identity import normalise_doi
+from tests.openalex_standin_fixture import standin_fixture
 from tests.sample_slice import SAMPLE
 
 pytestmark = pytest.mark.integration
@@ -47,10 +47,7 @@ def bibtex(rows: list[dict[str, Any]]) -> str:
     return "\n".join(entries)
 
 
-@pytest.fixture(scope="module")
-def standin() -> Iterator[OpenAlexStandIn]:
-    with OpenAlexStandIn(SAMPLE, api_key=KEY).running() as running:
-        yield running
+standin = standin_fixture(KEY)
 
 
 @pytest.fixture

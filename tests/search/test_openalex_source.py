@@ -3,7 +3,6 @@ sample: seeds from one search call, the neighbourhood fetched into the graph, th
 and the calls on the Run, a second search read from the cache, a failed list making the
 run partial, and a provider that answers nothing failing the search with its hint."""
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import unique_seed_ids
 from crase.settings import ProviderSettings, SearchSettings, Settings
-from tests.sample_slice import SAMPLE
+from tests.openalex_standin_fixture import standin_fixture
 
 pytestmark = pytest.mark.integration
 
@@ -28,10 +27,7 @@ QUERY = "D-brane dynamics and tachyon condensation in open string field theory"
 KEY = "search-key-55"
 
 
-@pytest.fixture(scope="module")
-def standin() -> Iterator[OpenAlexStandIn]:
-    with OpenAlexStandIn(SAMPLE, api_key=KEY).running() as running:
-        yield running
+standin = standin_fixture(KEY)
 
 
 @pytest.fixture
