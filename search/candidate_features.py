@@ -205,8 +205,15 @@ def read_corpus_facts(graph: Graph, evidence: SearchEvidence, excluded: list[str
         similarities=similarities(rows, anchors),
         anchors=anchors,
         links={(row["anchor"], row["id"]): AnchorLinks(
-            int(row["cocited"]), float(row["cocited_aa"]), int(row["coupled"]),
-            float(row["coupled_aa"])) for row in links})
+            int(row["cocited"]), summed(row["cocited_aa"]), int(row["coupled"]),
+            summed(row["coupled_aa"])) for row in links})
+
+
+def summed(value: float) -> float:
+    """A sum of weights the database added up, to 9 decimals: the order it adds them in
+    follows its plan, which moves the last bit, and the trainer and the search must read
+    the same value for the same graph."""
+    return round(float(value), 9)
 
 
 def similarities(rows: Sequence[Mapping[str, Any]], anchors: Sequence[str]
