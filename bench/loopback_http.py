@@ -46,6 +46,14 @@ class LoopbackJsonServer:
             self.httpd.server_close()
             thread.join(timeout=5)
 
+    def serve_until_interrupted(self, banner: str) -> None:
+        """Serve in the foreground (a stand-in's command line) until Ctrl-C."""
+        print(f"{banner} at {self.url}", flush=True)
+        try:
+            self.httpd.serve_forever()
+        except KeyboardInterrupt:
+            self.httpd.server_close()
+
 
 class JsonHandler(BaseHTTPRequestHandler):
     """A request handler that answers JSON and logs nothing per request."""

@@ -416,12 +416,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default=None)
     args = parser.parse_args()
-    standin = OpenAlexStandIn(args.corpus, api_key=args.api_key, port=args.port)
-    print(f"OpenAlex stand-in over {args.corpus} at {standin.url}", flush=True)
-    try:
-        standin.httpd.serve_forever()
-    except KeyboardInterrupt:
-        standin.httpd.server_close()
+    OpenAlexStandIn(args.corpus, api_key=args.api_key, port=args.port).serve_until_interrupted(
+        f"OpenAlex stand-in over {args.corpus}")
 
 
 if __name__ == "__main__":

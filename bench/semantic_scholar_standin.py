@@ -350,11 +350,7 @@ def main() -> None:
     parser.add_argument("--api-key", default=None)
     args = parser.parse_args()
     standin = SemanticScholarStandIn(args.corpus, api_key=args.api_key, port=args.port)
-    print(f"Semantic Scholar stand-in over {args.corpus} at {standin.url}", flush=True)
-    try:
-        standin.httpd.serve_forever()
-    except KeyboardInterrupt:
-        standin.httpd.server_close()
+    standin.serve_until_interrupted(f"Semantic Scholar stand-in over {args.corpus}")
 
 
 if __name__ == "__main__":
