@@ -44,12 +44,14 @@ HOSTILE_BIBTEX = {
 
 @pytest.mark.parametrize("text", list(HOSTILE_BIBTEX.values()), ids=list(HOSTILE_BIBTEX))
 def test_hostile_bibtex_is_read_or_refused_in_linear_time(text: str) -> None:
-    started = time.process_time()
+    # This thread's CPU time: the process's counts the other threads a test worker runs
+    # (servers, heartbeats), which put a linear parse past the bound on a loaded machine.
+    started = time.thread_time()
     try:
         parse_bibtex(text)
     except InvalidRequest:
         pass  # a named refusal is an answer too
-    assert time.process_time() - started < 0.5
+    assert time.thread_time() - started < 0.5
 
 
 def test_bibtex_over_its_limits_is_refused_with_a_named_error(
