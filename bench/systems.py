@@ -13,7 +13,7 @@ a ranked list of paper ids (best first), and never sees the query's source paper
 - Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
   and backfill: one system's list, its empty places filled by another's.
 
-A query may come with papers the user starts from (`seed_ids`, bench/query_sets.py) and
+A query may come with papers the user starts from (`seed_ids`, search/query_sets.py) and
 may have no text. BM25 and dense rank by the text alone: without text they rank nothing
 (they do not guess a query from the seeds). A graph walk with given papers starts from
 them as the search's given papers (`seed_ids`: no plan, no seed search, never a result);
