@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from crase.api.commands.entailment_training import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.models.claim_pair_classifier import GROUNDED, ClaimPairClassifier
+from crase.research.claim_pair_recipe import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.research.claim_pair_training import (
     FloatArray,
     IntArray,
