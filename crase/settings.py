@@ -320,6 +320,11 @@ class ModelSettings(BaseModel):
         description="Model file of the classifier entailment scorer (`crase "
         "train-entailment` writes one); unset = the shipped model",
     )
+    idea_order_model: Path | None = Field(
+        None,
+        description="Model file of the idea workflow's learned final order, used by the "
+        "offline expert (`crase train-idea-order` writes one); unset = the shipped model",
+    )
     paper_encoder: PaperEncoderChoice = Field(
         "numpy",
         description="Encoder of the stored paper vectors and of the queries searched against "

@@ -46,6 +46,9 @@ class LambdaRankParams:
     l2: float = 1.0
     seed: int = 0
     threads: int = 2  # fixed, not the machine's count: LightGBM's result depends on it
+    # Per feature: 1 where the score may only rise with it, -1 only fall, 0 free; empty:
+    # every feature free.
+    monotone: tuple[int, ...] = ()
 
     def lightgbm(self) -> dict[str, Any]:
         return {
@@ -56,7 +59,8 @@ class LambdaRankParams:
             "feature_fraction": self.feature_fraction, "lambda_l2": self.l2,
             "seed": self.seed, "deterministic": True, "force_col_wise": True,
             "num_threads": self.threads, "verbosity": -1,
-        }
+        } | ({"monotone_constraints": list(self.monotone),
+              "monotone_constraints_method": "advanced"} if self.monotone else {})
 
 
 DEFAULT_PARAMS = LambdaRankParams()
