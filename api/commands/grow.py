@@ -15,10 +15,10 @@ from crase.settings import Settings
 # Only what the parser needs is imported above (api/cli.py); the grow itself (the driver,
 # the HTTP client, the encoder) is imported by the function that runs it.
 if TYPE_CHECKING:
-    from crase.api.given_papers import GivenEntry
     from crase.graph import Graph
     from crase.ingest.openalex_api import OpenAlexCalls
     from crase.ingest.openalex_grow import GrowReport, WorkAsk
+    from crase.search.given_papers import GivenEntry
 
 ORDER = 32  # place in `crase --help` (api/cli.py), after load and fetch
 MAX_DEPTH = 3  # each level multiplies the works named; past 3 a field is the whole index
@@ -68,7 +68,7 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     from crase.ingest.openalex_api import OpenAlexClient
     from crase.ingest.openalex_grow import GrowLimits, grow_from_openalex
     from crase.progress import CountProgress
-    from crase.research.reference_resolution import TITLE_MATCH
+    from crase.search.reference_resolution import TITLE_MATCH
 
     if not settings.providers.enabled:
         raise ProviderNotEnabled("external providers are off; set CRASE_PROVIDERS__ENABLED="
@@ -98,9 +98,9 @@ def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
     search from papers finds it), the graph paper's DOI, arXiv id and title. Only a graph
     id lends them: an entry matched by title would ask otherwise once a grow had stored
     its paper, and a resumed grow must send the requests the first one sent."""
-    from crase.api.given_papers import resolve_given
     from crase.ingest.openalex import short_id
     from crase.ingest.openalex_grow import WorkAsk
+    from crase.search.given_papers import resolve_given
     from crase.search.request import MAX_GIVEN_PAPERS
 
     known: dict[str, str] = {}

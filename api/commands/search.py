@@ -37,9 +37,9 @@ from crase.settings import (
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
 if TYPE_CHECKING:
-    from crase.api.given_papers import GivenEntry, GivenPapers
     from crase.graph import Graph
     from crase.search.evidence import EdgeEvidence
+    from crase.search.given_papers import GivenEntry, GivenPapers
     from crase.search.pipeline import RankedPaper, SearchResult
     from crase.search.seeds import Seed
 
@@ -308,7 +308,7 @@ def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
     --from-file's entries (a file that cannot be read ends here, before the database)."""
     if not args.given and not args.given_files:
         return []
-    from crase.api.given_papers import read_reference_file, typed_entries
+    from crase.search.given_papers import read_reference_file, typed_entries
 
     entries = typed_entries(args.given)
     for path in args.given_files:
@@ -322,7 +322,7 @@ def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
 def resolve_entries(graph: "Graph", entries: list["GivenEntry"]) -> "GivenPapers":
     """The given papers found in the graph; every entry not found is printed on stderr,
     one a line, before the search is refused (GivenPapersUnknown)."""
-    from crase.api.given_papers import require_all_found, resolve_given
+    from crase.search.given_papers import require_all_found, resolve_given
 
     given = resolve_given(graph, entries)
     for entry in given.unknown:

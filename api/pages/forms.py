@@ -6,12 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from crase.api.given_papers import resolve_typed
 from crase.api.routes.ideas import IdeaBody, build_idea_request
 from crase.api.routes.searches import SearchBody, build_request
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.request import IdeaRequest
+from crase.search.given_papers import resolve_typed
 from crase.search.request import SearchRequest
 from crase.settings import SearchSettings, Settings, choices
 

@@ -1,6 +1,6 @@
 """POST /searches: start an evidence-graph search; it runs in the background.
 `seed_ids` names papers to start from (graph ids, arXiv ids, DOIs or titles): they are
-resolved before the run is queued (api/given_papers.py), an unknown one is refused with
+resolved before the run is queued (search/given_papers.py), an unknown one is refused with
 all of them listed (422, `unknown`), and the query may then be empty.
 `params.source` ("local", "semantic-scholar" or "openalex") says where seeds and
 neighbourhood come from; a provider's search needs the server's providers enabled. A
@@ -27,10 +27,10 @@ from pydantic import (
 )
 
 from crase.api.bulkheads import Bulkheads
-from crase.api.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.graph import Graph
+from crase.search.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.search.request import MAX_GIVEN_PAPERS, MIN_QUERY_CHARS, SearchRequest
 from crase.search.text_ranking import has_searchable_word
 from crase.settings import SearchSettings, Settings, request_fields

@@ -9,7 +9,7 @@ from crase.api.routes.analyst import AnalystQuery
 from crase.api.routes.research_tools import CodeExtractBody
 from crase.api.routes.searches import SearchBody
 from crase.bench.bulkheads import KINDS, heavy_request
-from crase.research.bibtex import read_bibtex
+from crase.bibtex import read_bibtex
 from crase.research.citation_gaps import GapRequest
 
 MODELS = {"/code-extract": CodeExtractBody, "/searches": SearchBody,

@@ -7,7 +7,7 @@ resolved to one graph paper. `crase search --from/--from-file`, `POST /searches`
 A typed entry is looked for as a graph id first (as typed, as an arXiv key, as a DOI's
 `doi:` key), then by its DOI or arXiv id, then as a title; a file's entry by its DOI, then
 its arXiv id, then its title. The DOI, arXiv id and title steps are
-crase.research.reference_resolution's, the rule the citation-gap analysis uses: a title
+crase.search.reference_resolution's, the rule the citation-gap analysis uses: a title
 counts only when a full-text hit's words agree with it (word-set overlap of at least
 TITLE_MATCH there; "Black hole entropy" is not "Black hole entropy, part 2"). What cannot
 be found is listed (as typed, or by the file entry's key and what it names), never dropped:
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from crase.bibtex import MAX_BIBTEX_CHARS, read_bibtex
 from crase.errors import (
     GivenPapersUnknown,
     InvalidRequest,
@@ -27,10 +28,9 @@ from crase.errors import (
 )
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
-from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
-from crase.research.reference_lists import ReferenceItem, reference_from_fields, ris_fields
-from crase.research.reference_resolution import resolve_references
-from crase.research.ris import MAX_RIS_CHARS, read_ris, tagged
+from crase.reference_lists import ReferenceItem, reference_from_fields, ris_fields
+from crase.ris import MAX_RIS_CHARS, read_ris, tagged
+from crase.search.reference_resolution import resolve_references
 from crase.search.request import MAX_GIVEN_PAPERS
 from crase.search.text_ranking import has_searchable_word
 from crase.user_files import read_user_text
@@ -165,7 +165,7 @@ def read_reference_file(path: Path) -> list[GivenEntry]:
 def resolve_given(graph: Graph, entries: list[GivenEntry],
                   max_titles: int | None = None) -> GivenPapers:
     """Each entry resolved to a graph paper (ids first, in one query; then DOI, arXiv id
-    and title as crase.research.reference_resolution finds them); the rest listed.
+    and title as crase.search.reference_resolution finds them); the rest listed.
     `max_titles`: how many entries not found by id may be named by a title alone (each a
     full-text query), past which ParameterAboveServerCap (the HTTP API's cap)."""
     if len(entries) > MAX_GIVEN_PAPERS:

@@ -1,13 +1,13 @@
 """Reference lists read into references: BibTeX, a JSON list and CSV with a header, each
 entry or row that names a paper kept and the rest dropped, and a list that names none or
 cannot be read refused with a named error. No database: reading only (resolving them to
-corpus papers is tested in test_reference_resolution.py)."""
+corpus papers is tested in tests/search/test_reference_resolution.py)."""
 
 import pytest
 
+from crase import reference_lists
 from crase.errors import InvalidRequest, ParseDeadlineExceeded
-from crase.research import reference_lists
-from crase.research.reference_lists import parse_bibtex, read_reference_list
+from crase.reference_lists import parse_bibtex, read_reference_list
 
 
 def test_bibtex_entries_are_read_with_braces_quotes_and_bare_values() -> None:

@@ -2,8 +2,8 @@
 and Crase's own export write), a JSON list of objects, or CSV with a header (a Connected
 Papers or spreadsheet export), each read into ReferenceItems. The citation-gap analysis
 reads a draft's BibTeX this way, the evolution map's comparison reads its list this way,
-and a search starts from a reference file this way (api/given_papers.py);
-reference_resolution.py then finds the corpus papers they name.
+and a search starts from a reference file this way (search/given_papers.py);
+search/reference_resolution.py then finds the corpus papers they name.
 
 Every kind is read by one set of rules, BibTeX's field names (`reference_from_fields`): a
 DOI from `doi`, else from a DOI URL in `url`; an arXiv id from `eprint` (unless its
@@ -11,8 +11,8 @@ DOI from `doi`, else from a DOI URL in `url`; an arXiv id from `eprint` (unless 
 else from an arXiv URL in `url`.
 
 The text is user text: it is bounded in size before anything is read, BibTeX goes
-through crase.research.bibtex (bibtexparser, with @string macros and `#` concatenation
-resolved within size and CPU limits) and RIS through crase.research.ris."""
+through crase.bibtex (bibtexparser, with @string macros and `#` concatenation
+resolved within size and CPU limits) and RIS through crase.ris."""
 
 import csv
 import io
@@ -20,10 +20,10 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from crase.bibtex import MAX_BIBTEX_CHARS, PARSE_CPU_S, read_bibtex
 from crase.errors import InvalidRequest
 from crase.paper_identity import lookup_keys
-from crase.research.bibtex import MAX_BIBTEX_CHARS, PARSE_CPU_S, read_bibtex
-from crase.research.ris import RisRecord, read_ris, tagged
+from crase.ris import RisRecord, read_ris, tagged
 from crase.text_limits import CpuDeadline, check_text_size
 
 # The CSV columns read, each under any of the header names people use for it (compared in
@@ -86,7 +86,7 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
 
 
 def parse_bibtex(text: str) -> list[ReferenceItem]:
-    """The entries of a BibTeX text (crase.research.bibtex: @string macros and `#`
+    """The entries of a BibTeX text (crase.bibtex: @string macros and `#`
     concatenation resolved, size and CPU bounded) that name a paper: title, year, doi,
     eprint/arxiv, author, key. @comment, @string and @preamble are no entries."""
     items = []
@@ -98,7 +98,7 @@ def parse_bibtex(text: str) -> list[ReferenceItem]:
 
 
 def parse_ris(text: str) -> list[ReferenceItem]:
-    """The records of a RIS text (crase.research.ris: size and CPU bounded) that name a
+    """The records of a RIS text (crase.ris: size and CPU bounded) that name a
     paper, read as BibTeX fields would be (`ris_fields`)."""
     items = []
     for record in read_ris(text):

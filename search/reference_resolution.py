@@ -4,13 +4,13 @@ title: first a corpus title equal to it once both are normalised, else the one w
 agree best with it among the title's full-text hits (two papers that agree equally well
 are no match). Shared by the citation-gap analysis (the
 draft's references), the evolution map's comparison and the papers a search starts from
-(api/given_papers.py)."""
+(search/given_papers.py)."""
 
 from pydantic import BaseModel, Field
 
 from crase.graph import Graph
 from crase.paper_identity import identifier_keys, normalise_title, title_similarity
-from crase.research.reference_lists import ReferenceItem
+from crase.reference_lists import ReferenceItem
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import Hit, has_searchable_word, search_hits
 from crase.text_limits import compile_linear
