@@ -38,7 +38,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, paper_text
 from crase.models.minilm import SentenceEncoder
 from crase.search.pipeline import run_search
-from crase.search.request import SearchRequest, describe_invalid
+from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 from crase.search.text_ranking import fuse, search_hits
 from crase.settings import (
@@ -52,6 +52,7 @@ from crase.settings import (
     WalkMethod,
     Weighting,
 )
+from crase.validation_messages import describe_invalid
 
 
 @dataclass(frozen=True)

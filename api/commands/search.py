@@ -17,15 +17,7 @@ from crase.errors import InvalidRequest
 from crase.paper_links import best_link, paper_links
 from crase.progress import CountProgress
 from crase.scoring.tex import tex_to_unicode
-from crase.search.request import (
-    MAX_GIVEN_PAPERS,
-    Loc,
-    SearchRequest,
-    allowed_range,
-    describe_invalid,
-    field_at,
-    number_kind,
-)
+from crase.search.request import MAX_GIVEN_PAPERS, SearchRequest
 from crase.settings import (
     RENAMED_SEARCH_SETTINGS,
     ModelSettings,
@@ -33,6 +25,7 @@ from crase.settings import (
     Settings,
     choices,
 )
+from crase.validation_messages import Loc, allowed_range, describe_invalid, field_at, number_kind
 
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
