@@ -1,9 +1,13 @@
 """Reference lists as people bring them: BibTeX entries, RIS records (what Zotero, Mendeley
 and Crase's own export write), a JSON list of objects, or CSV with a header (a Connected
-Papers or spreadsheet export), each read into ReferenceItems. The citation-gap analysis
-reads a draft's BibTeX this way, the evolution map's comparison reads its list this way,
-and a search starts from a reference file this way (search/given_papers.py);
-search/reference_resolution.py then finds the corpus papers they name.
+Papers or spreadsheet export). One reader (`read_reference_entries`) reads every kind, by
+one rule: every entry is read, in order, into a ReferenceEntry, and one that names no paper
+is kept, with no reference, so that a caller can say so. A search's given papers list it
+as not found (search/given_papers.py, from `read_reference_file`); the citation-gap
+analysis and the evolution map's comparison measure shares of a list, to which an entry
+that names no paper adds nothing, so they take its `named_references` (`parse_bibtex`,
+`read_reference_list`) and refuse a list with none. search/reference_resolution.py then
+finds the corpus papers the references name.
 
 Every kind is read by one set of rules, BibTeX's field names (`reference_from_fields`): a
 DOI from `doi`, else from a DOI URL in `url`; an arXiv id from `eprint` (unless its
@@ -17,17 +21,18 @@ resolved within size and CPU limits) and RIS through crase.ris."""
 import csv
 import io
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crase.bibtex import MAX_BIBTEX_CHARS, PARSE_CPU_S, read_bibtex
-from crase.errors import InvalidRequest
+from crase.errors import InvalidRequest, ReferenceFileUnreadable
 from crase.paper_identity import lookup_keys
-from crase.ris import RisRecord, read_ris, tagged
+from crase.ris import MAX_RIS_CHARS, RisRecord, read_ris, tagged
 from crase.text_limits import CpuDeadline, check_text_size
+from crase.user_files import read_user_text
 
-# The CSV columns read, each under any of the header names people use for it (compared in
-# lower case, spaces around them ignored).
 # BibTeX fields that hold an arXiv id, and the archives an `eprint` may name for one.
 ARXIV_FIELDS = ("eprint", "arxiv", "arxivid")
 ARXIV_ARCHIVES = ("", "arxiv")
@@ -35,9 +40,19 @@ ARXIV_ARCHIVES = ("", "arxiv")
 RIS_TITLE = ("TI", "T1", "CT", "BT")
 RIS_YEAR = ("PY", "Y1", "DA")
 RIS_NOTES = ("N1", "M1", "M3")  # Crase's own export writes `arXiv:<id>` in a note
+# The CSV columns read, each under any of the header names people use for it (compared in
+# lower case, spaces around them ignored).
 CSV_COLUMNS = {"title": ("title",), "year": ("year",), "doi": ("doi",),
                "arxiv_id": ("arxiv_id", "arxiv", "eprint", "arxiv id"), "id": ("id",),
                "authors": ("authors", "author")}
+# The kinds a reference file may be told to be by its name's ending.
+BIBTEX_SUFFIXES = (".bib", ".bibtex", ".biblatex")
+RIS_SUFFIXES = (".ris",)
+FILE_KINDS = ("BibTeX", "RIS")  # what a reference manager exports, and a reference file holds
+LABEL_CHARS = 120  # what an entry names, in its label
+# The most bytes a reference file may have: its parser's character limit, at 4 bytes a
+# character of UTF-8, and a byte-order mark.
+MAX_REFERENCE_FILE_BYTES = 4 * max(MAX_BIBTEX_CHARS, MAX_RIS_CHARS) + 3
 
 
 class ReferenceItem(BaseModel):
@@ -60,24 +75,66 @@ class ReferenceItem(BaseModel):
         return self
 
 
+@dataclass(frozen=True)
+class ReferenceEntry:
+    """One entry of a reference list, or one paper a person typed: how a message names it,
+    the reference it makes (None: it names no paper, or it is a block that cannot be read),
+    and for a typed entry the graph ids it may be (search/given_papers.py)."""
+
+    label: str
+    reference: ReferenceItem | None = None
+    ids: list[str] = field(default_factory=list)
+
+
+def labelled(key: str, reference: ReferenceItem | None) -> ReferenceEntry:
+    """An entry named by its key and what it names (cut short), or as naming nothing."""
+    if reference is None:
+        return ReferenceEntry(label=f"{key} (names no DOI, arXiv id or title)")
+    named = reference.doi or reference.arxiv_id or reference.title or reference.id or ""
+    if len(named) > LABEL_CHARS:
+        named = named[:LABEL_CHARS].rsplit(" ", 1)[0] + "..."
+    return ReferenceEntry(label=f"{key} ({named})", reference=reference)
+
+
+def named_references(entries: list[ReferenceEntry]) -> list[ReferenceItem]:
+    """The references of the entries that name a paper, for a caller that measures a list."""
+    return [entry.reference for entry in entries if entry.reference is not None]
+
+
+def reference_kind(text: str, name: str = "") -> str:
+    """BibTeX, RIS, JSON or CSV: as the name's ending says, else as the text starts."""
+    suffix = Path(name).suffix.lower()
+    if suffix in BIBTEX_SUFFIXES:
+        return "BibTeX"
+    if suffix in RIS_SUFFIXES:
+        return "RIS"
+    start = text.lstrip("\ufeff").lstrip()
+    if start.startswith("@"):
+        return "BibTeX"
+    if tagged(start.split("\n", 1)[0].rstrip()) is not None:
+        return "RIS"
+    return "JSON" if start.startswith("[") else "CSV"
+
+
+def read_reference_entries(text: str, kind: str, what: str | None = None,
+                           unreadable: list[str] | None = None) -> list[ReferenceEntry]:
+    """Every entry of a reference list of `kind` (`reference_kind`), in order, each that
+    names no paper with no reference. `what` names the text in a refusal; a BibTeX block
+    that cannot be read is named in `unreadable` where one is given (crase.bibtex)."""
+    if kind == "BibTeX":
+        return bibtex_entries(text, what or "the BibTeX", unreadable)
+    if kind == "RIS":
+        return ris_entries(text, what or "the RIS file")
+    return json_entries(text) if kind == "JSON" else csv_entries(text)
+
+
 def read_reference_list(text: str) -> list[ReferenceItem]:
-    """A reference list as BibTeX, a JSON list of objects, or CSV with a header naming
-    title / year / doi / arxiv_id (or arxiv, eprint) / id / authors, as a Connected Papers
-    export or a spreadsheet gives it. Raises InvalidRequest when nothing in it names a paper."""
+    """The references of a list as BibTeX, RIS, a JSON list of objects, or CSV with a header
+    naming title / year / doi / arxiv_id (or arxiv, eprint) / id / authors, as a Connected
+    Papers export or a spreadsheet gives it. Raises InvalidRequest when nothing in it names
+    a paper."""
     check_text_size(text, "the reference list", MAX_BIBTEX_CHARS)
-    stripped = text.lstrip()
-    if stripped.startswith("@"):
-        items = parse_bibtex(text)
-    elif tagged(stripped.split("\n", 1)[0].rstrip()) is not None:
-        items = parse_ris(text)
-    elif stripped.startswith("["):
-        items = references_from_json(text)
-    else:
-        try:
-            items = references_from_csv(text)
-        except csv.Error as err:  # a field past the csv module's limit
-            raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one "
-                                 "row per reference under a header") from err
+    items = named_references(read_reference_entries(text, reference_kind(text)))
     if not items:
         raise InvalidRequest("the reference list names no paper; give BibTeX entries, RIS "
                              "records, a JSON list, or CSV with a title, doi, arxiv_id or id "
@@ -86,26 +143,66 @@ def read_reference_list(text: str) -> list[ReferenceItem]:
 
 
 def parse_bibtex(text: str) -> list[ReferenceItem]:
-    """The entries of a BibTeX text (crase.bibtex: @string macros and `#`
-    concatenation resolved, size and CPU bounded) that name a paper: title, year, doi,
-    eprint/arxiv, author, key. @comment, @string and @preamble are no entries."""
-    items = []
-    for entry in read_bibtex(text):
-        item = reference_from_fields(entry.key, entry.fields)
-        if item is not None:
-            items.append(item)
-    return items
+    """The references of the entries of a BibTeX text that name a paper (title, year, doi,
+    eprint/arxiv, author, key). @comment, @string and @preamble are no entries."""
+    return named_references(read_reference_entries(text, "BibTeX"))
 
 
-def parse_ris(text: str) -> list[ReferenceItem]:
-    """The records of a RIS text (crase.ris: size and CPU bounded) that name a
-    paper, read as BibTeX fields would be (`ris_fields`)."""
-    items = []
-    for record in read_ris(text):
-        item = reference_from_fields(record.first("ID"), ris_fields(record))
-        if item is not None:
-            items.append(item)
-    return items
+def reference_file_entries(text: str, name: str) -> list[ReferenceEntry]:
+    """Every entry of a reference manager's export, BibTeX or RIS (by its name's ending,
+    else by its first line), and each BibTeX block that cannot be read, listed last as an
+    entry that names no paper. ReferenceFileUnreadable for another kind of file, a file
+    with no entry, and BibTeX of which no block can be read."""
+    kind, what = reference_kind(text, name), Path(name).name
+    if kind not in FILE_KINDS:
+        raise ReferenceFileUnreadable(f"{what} is neither BibTeX nor RIS (its name ends in "
+                                      "neither .bib nor .ris, and it starts with neither "
+                                      "'@' nor 'TY  - '); export the references as BibTeX "
+                                      "or RIS")
+    unreadable: list[str] = []
+    entries = read_reference_entries(text, kind, what, unreadable)
+    if unreadable and not entries:
+        raise ReferenceFileUnreadable(f"{what} is not BibTeX that can be read (no entry "
+                                      f"can; the first at {unreadable[0]}); export the "
+                                      "references as BibTeX again, or as RIS")
+    entries += [ReferenceEntry(label=f"unreadable entry at {block}") for block in unreadable]
+    if not entries:
+        raise ReferenceFileUnreadable(f"{what} holds no entry; export the references again "
+                                      "(BibTeX or RIS)")
+    return entries
+
+
+def read_reference_file(path: Path) -> list[ReferenceEntry]:
+    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it),
+    refused before it is read when it is no regular file or past MAX_REFERENCE_FILE_BYTES."""
+    try:
+        text = read_user_text(path, "the reference file", MAX_REFERENCE_FILE_BYTES,
+                              encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ReferenceFileUnreadable(f"no file {path}; give the path of a .bib or .ris "
+                                      "file") from None
+    except UnicodeDecodeError as err:
+        raise ReferenceFileUnreadable(f"{path.name} is not UTF-8 text (byte {err.start}); "
+                                      "export it again as UTF-8") from err
+    except OSError as err:
+        raise ReferenceFileUnreadable(f"{path} cannot be read ({err.strerror}); give a "
+                                      "readable .bib or .ris file") from err
+    return reference_file_entries(text, path.name)
+
+
+def bibtex_entries(text: str, what: str, unreadable: list[str] | None) -> list[ReferenceEntry]:
+    """The entries of a BibTeX text (crase.bibtex: @string macros and `#` concatenation
+    resolved, size and CPU bounded), each named by its key, else by its place."""
+    return [labelled(bib.key or f"entry {number}", reference_from_fields(bib.key, bib.fields))
+            for number, bib in enumerate(read_bibtex(text, what, unreadable), start=1)]
+
+
+def ris_entries(text: str, what: str) -> list[ReferenceEntry]:
+    """The records of a RIS text (crase.ris: size and CPU bounded), read as BibTeX fields
+    would be (`ris_fields`), each named by its ID, else by its place and line."""
+    return [labelled(record.first("ID") or f"record {number} (line {record.line})",
+                     reference_from_fields(record.first("ID"), ris_fields(record)))
+            for number, record in enumerate(read_ris(text, what), start=1)]
 
 
 def ris_fields(record: RisRecord) -> dict[str, str]:
@@ -158,31 +255,41 @@ def reference_from_fields(key: str | None, fields: dict[str, str]) -> ReferenceI
         return None  # an entry with neither title nor identifier names no paper
 
 
-def references_from_json(text: str) -> list[ReferenceItem]:
+def json_entries(text: str) -> list[ReferenceEntry]:
+    """The objects of a JSON list, each a reference (one that is not refuses the list),
+    named by its key, else by its place."""
     try:
-        return [ReferenceItem.model_validate(row) for row in json.loads(text)]
+        items = [ReferenceItem.model_validate(row) for row in json.loads(text)]
     except (ValueError, ValidationError, RecursionError) as err:  # too deeply nested
         raise InvalidRequest(f"the JSON reference list is not a list of references "
                              f"({err.__class__.__name__}); give objects with title, year, "
                              "doi, arxiv_id or id") from err
+    return [labelled(item.key or str(number), item)
+            for number, item in enumerate(items, start=1)]
 
 
-def references_from_csv(text: str) -> list[ReferenceItem]:
-    """One reference per row that names a paper; the key is the row's number. A row is
-    read as BibTeX fields would be, so both kinds of list follow one set of rules."""
+def csv_entries(text: str) -> list[ReferenceEntry]:
+    try:
+        return csv_rows(text)
+    except csv.Error as err:  # a field past the csv module's limit
+        raise InvalidRequest(f"the CSV reference list cannot be read ({err}); give one row "
+                             "per reference under a header") from err
+
+
+def csv_rows(text: str) -> list[ReferenceEntry]:
+    """One entry per row, named and keyed by the row's number. A row is read as BibTeX
+    fields would be, so both kinds of list follow one set of rules."""
     rows = csv.DictReader(io.StringIO(text))
     names = {name.strip().lower(): name for name in rows.fieldnames or []}
-    column = {field: next((names[n] for n in options if n in names), None)
-              for field, options in CSV_COLUMNS.items()}
+    column = {wanted: next((names[n] for n in options if n in names), None)
+              for wanted, options in CSV_COLUMNS.items()}
     deadline = CpuDeadline(PARSE_CPU_S, "the CSV reference list")
-    items = []
+    entries = []
     for number, row in enumerate(rows, start=1):
         deadline.check()
         values = {f: (row.get(c) or "").strip() if c else "" for f, c in column.items()}
-        item = csv_reference(str(number), values)
-        if item is not None:
-            items.append(item)
-    return items
+        entries.append(labelled(str(number), csv_reference(str(number), values)))
+    return entries
 
 
 def csv_reference(key: str, values: dict[str, str]) -> ReferenceItem | None:

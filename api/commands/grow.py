@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from crase.graph import Graph
     from crase.ingest.openalex_api import OpenAlexCalls
     from crase.ingest.openalex_grow import GrowReport, WorkAsk
-    from crase.search.given_papers import GivenEntry
+    from crase.reference_lists import ReferenceEntry
 
 ORDER = 32  # place in `crase --help` (api/cli.py), after load and fetch
 MAX_DEPTH = 3  # each level multiplies the works named; past 3 a field is the whole index
@@ -92,7 +92,7 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
+def work_asks(graph: "Graph", entries: list["ReferenceEntry"]) -> list["WorkAsk"]:
     """What each entry is looked for by in OpenAlex: an OpenAlex id as typed; its DOI,
     arXiv id and title; and for an entry that names a graph paper by its id (found as a
     search from papers finds it), the graph paper's DOI, arXiv id and title. Only a graph

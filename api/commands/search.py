@@ -31,8 +31,9 @@ from crase.validation_messages import Loc, allowed_range, describe_invalid, fiel
 # numpy, the encoder) is imported by the functions that run or print one.
 if TYPE_CHECKING:
     from crase.graph import Graph
+    from crase.reference_lists import ReferenceEntry
     from crase.search.evidence import EdgeEvidence
-    from crase.search.given_papers import GivenEntry, GivenPapers
+    from crase.search.given_papers import GivenPapers
     from crase.search.pipeline import RankedPaper, SearchResult
     from crase.search.seeds import Seed
 
@@ -296,12 +297,13 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
+def given_entries(args: argparse.Namespace) -> list["ReferenceEntry"]:
     """The papers to start from as the command line names them: each --from, then each
     --from-file's entries (a file that cannot be read ends here, before the database)."""
     if not args.given and not args.given_files:
         return []
-    from crase.search.given_papers import read_reference_file, typed_entries
+    from crase.reference_lists import read_reference_file
+    from crase.search.given_papers import typed_entries
 
     entries = typed_entries(args.given)
     for path in args.given_files:
@@ -312,7 +314,7 @@ def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
     return entries
 
 
-def resolve_entries(graph: "Graph", entries: list["GivenEntry"]) -> "GivenPapers":
+def resolve_entries(graph: "Graph", entries: list["ReferenceEntry"]) -> "GivenPapers":
     """The given papers found in the graph; every entry not found is printed on stderr,
     one a line, before the search is refused (GivenPapersUnknown)."""
     from crase.search.given_papers import require_all_found, resolve_given

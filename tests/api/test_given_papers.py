@@ -21,11 +21,8 @@ from crase.api.app import create_app
 from crase.api.batch_loads import load_batch
 from crase.api.cli import main
 from crase.graph import Graph
-from crase.search.given_papers import (
-    reference_file_entries,
-    resolve_given,
-    typed_entries,
-)
+from crase.reference_lists import reference_file_entries
+from crase.search.given_papers import resolve_given, typed_entries
 from crase.settings import DatabaseSettings, Settings
 from tests.api.conftest import API_KEY, api_settings_for, wait_for_run
 from tests.api.corpus import UNRELATED, fixture_corpus

@@ -12,12 +12,12 @@ import pytest
 
 from crase.api.exports import to_bibtex, to_ris
 from crase.errors import InvalidRequest, ReferenceFileUnreadable
-from crase.reference_lists import read_reference_list
-from crase.search.given_papers import (
+from crase.reference_lists import (
     read_reference_file,
+    read_reference_list,
     reference_file_entries,
-    typed_entry,
 )
+from crase.search.given_papers import typed_entry
 
 BIBTEX = r"""
 @article{doi_first, title = {A {D}-brane paper}, doi = {10.1000/ABC},

@@ -129,7 +129,8 @@ def test_an_exact_title_resolves_though_it_is_not_among_the_top_text_hits(
 @pytest.mark.integration
 def test_crases_own_bibtex_export_resolves_every_entry_again(sample_graph: Graph) -> None:
     from crase.api.exports import to_bibtex
-    from crase.search.given_papers import reference_file_entries, resolve_given
+    from crase.reference_lists import reference_file_entries
+    from crase.search.given_papers import resolve_given
 
     rows = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open()][:30]
     # Three titles with what the export escapes as \textbackslash{} and braces; set on the
