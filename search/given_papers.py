@@ -131,3 +131,12 @@ def resolve_typed(graph: Graph, texts: list[str], max_titles: int | None = None)
     """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
     GivenPapersUnknown naming each one not found."""
     return require_all_found(resolve_given(graph, typed_entries(texts), max_titles))
+
+
+def require_in_graph(graph: Graph, paper_ids: list[str]) -> None:
+    """GivenPapersUnknown, naming each, for graph ids the graph does not hold: a search's
+    given papers as its request names them, looked for by id alone (a caller that builds
+    the request itself names graph ids, and a paper may leave the graph after they were
+    resolved)."""
+    require_all_found(resolve_given(graph, [ReferenceEntry(label=paper, ids=[paper])
+                                            for paper in paper_ids]))

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crase.errors import DatabaseError, GivenPapersUnknown, ProviderNotEnabled, SettingsError
+from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph
@@ -137,17 +137,14 @@ def uses_provider(request: SearchRequest) -> bool:
 
 def check_given(graph: Graph, request: SearchRequest) -> None:
     """Refuses, before any Run exists, a search from papers the graph does not hold,
-    naming every one (a reference list with one unknown entry is not silently shortened)."""
+    naming every one (a reference list with one unknown entry is not silently shortened),
+    as the command line and the HTTP API refuse them (search/given_papers.py)."""
     if not request.given:
         return
-    present = {row["id"] for row in graph.read("match_paper_ids", ids=request.given)}
-    unknown = [paper for paper in request.given if paper not in present]
-    if unknown:
-        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more"
-                                           if len(unknown) > 10 else "")
-        raise GivenPapersUnknown(f"{len(unknown)} given paper(s) are not in the graph: "
-                                 f"{shown}; load them first (`crase load`, `crase fetch`) "
-                                 "or leave them out", unknown)
+    # Imported by a search from papers alone: the reference readers bring bibtexparser.
+    from crase.search.given_papers import require_in_graph
+
+    require_in_graph(graph, request.given)
 
 
 def check_source(backends: SearchBackends, request: SearchRequest) -> None:

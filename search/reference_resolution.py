@@ -36,6 +36,8 @@ class ResolvedReference(BaseModel):
 def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[ResolvedReference]:
     """Each item matched to a corpus paper: by id, then DOI, then arXiv id, then a title
     whose words agree (Jaccard >= TITLE_MATCH) among the title's full-text hits."""
+    if not items:  # every given paper found by its graph id: nothing more to ask
+        return []
     ids = [item.id for item in items if item.id]
     titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=ids)}
     by_identifier = papers_by_identifier(graph, items)

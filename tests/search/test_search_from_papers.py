@@ -81,7 +81,7 @@ def test_unknown_given_papers_are_named_and_no_run_is_opened(
         run_search(graph, backends, request)
 
     assert raised.value.unknown == ["no-such-1", "no-such-2"]
-    assert "no-such-1, no-such-2" in str(raised.value)
+    assert '"no-such-1", "no-such-2"' in str(raised.value)
     assert cypher(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"] == runs_before
 
 
