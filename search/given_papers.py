@@ -2,7 +2,7 @@
 arXiv id or a DOI in any spelling crase.paper_identity knows, or a title) and the entries
 of a reference file (BibTeX or RIS, as Zotero, Mendeley or `crase export` write it), each
 resolved to one graph paper. `crase search --from/--from-file`, `POST /searches` with
-`seed_ids` and the search page's "Start from papers" box all resolve here; a file's entries
+`given_papers` and the search page's "Start from papers" box all resolve here; a file's entries
 are read by crase/reference_lists.py (`read_reference_file`), every one listed.
 
 A typed entry is looked for as a graph id first (as typed, as an arXiv key, as a DOI's
@@ -128,7 +128,7 @@ def require_all_found(given: GivenPapers) -> list[str]:
 
 
 def resolve_typed(graph: Graph, texts: list[str], max_titles: int | None = None) -> list[str]:
-    """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
+    """The graph ids of typed entries (the HTTP API's `given_papers`, the page's box);
     GivenPapersUnknown naming each one not found."""
     return require_all_found(resolve_given(graph, typed_entries(texts), max_titles))
 

@@ -33,7 +33,7 @@ from crase.search.stages import (
     LIST_STAGES,
     Search,
     SearchState,
-    named_seeds,
+    fixed_seed_ids,
     planned,
     run_stages,
     weighs_by_delta,
@@ -94,7 +94,7 @@ def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
     planned calls and how long they take at the rate limit)."""
     run_id = run_id or uuid.uuid4().hex[:12]
     check_source(backends, request)
-    check_given(graph, request)
+    check_given_papers(graph, request)
     before = snapshot(backends.usage())
     with RunLifecycle.open(graph, run_id, "search", request.query,
                            request.model_dump(mode="json"), backends.names(), STAGES,
@@ -131,20 +131,20 @@ def partial_reason(problems: list[str], shown: int = 5) -> str:
 
 
 def uses_provider(request: SearchRequest) -> bool:
-    # Seeds named by the caller are graph papers: their neighbourhood is the local one.
-    return request.params.source != "local" and named_seeds(request) is None
+    # Seeds the caller fixes are graph papers: their neighbourhood is the local one.
+    return request.params.source != "local" and fixed_seed_ids(request) is None
 
 
-def check_given(graph: Graph, request: SearchRequest) -> None:
+def check_given_papers(graph: Graph, request: SearchRequest) -> None:
     """Refuses, before any Run exists, a search from papers the graph does not hold,
     naming every one (a reference list with one unknown entry is not silently shortened),
     as the command line and the HTTP API refuse them (search/given_papers.py)."""
-    if not request.given:
+    if not request.given_papers:
         return
     # Imported by a search from papers alone: the reference readers bring bibtexparser.
     from crase.search.given_papers import require_in_graph
 
-    require_in_graph(graph, request.given)
+    require_in_graph(graph, request.given_papers)
 
 
 def check_source(backends: SearchBackends, request: SearchRequest) -> None:

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from datetime import date
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from crase.settings import SearchSettings
 
@@ -26,9 +26,10 @@ class SearchRequest(BaseModel):
         "", max_length=4000,
         description="The research question; may be empty when the search starts from papers",
     )
-    seed_ids: list[str] = Field(
+    given_papers: list[str] = Field(
         default_factory=list, max_length=MAX_GIVEN_PAPERS,
-        description="Paper ids the user starts from: the walk's seeds; never in the results",
+        description="Graph ids of the papers the user starts from, each once: the walk's "
+                    "seeds; never in the results",
     )
     params: SearchSettings = Field(default_factory=SearchSettings, description="Run parameters")
     reference_year: int | None = Field(
@@ -42,20 +43,21 @@ class SearchRequest(BaseModel):
     seed_override: list[str] | None = Field(
         None, max_length=10_000,
         description="Use these paper ids as the seeds instead of planning and searching "
-                    "(benchmarks: the seed-corruption test); stages 2-3 run unchanged",
+                    "(benchmarks: the seed-corruption test); stages 2-3 run unchanged. "
+                    "Unlike given_papers, they may be among the results",
     )
+
+    @field_validator("given_papers")
+    @classmethod
+    def each_once(cls, papers: list[str]) -> list[str]:
+        return list(dict.fromkeys(papers))
 
     @model_validator(mode="after")
     def asks_something(self) -> "SearchRequest":
-        if len(self.query.strip()) < MIN_QUERY_CHARS and not self.seed_ids:
+        if len(self.query.strip()) < MIN_QUERY_CHARS and not self.given_papers:
             raise ValueError(f"query is too short; give at least {MIN_QUERY_CHARS} "
-                             "characters, or seed_ids (papers to start from), or both")
+                             "characters, or given_papers (papers to start from), or both")
         return self
-
-    @property
-    def given(self) -> list[str]:
-        """The papers the user starts from, each once, in the given order."""
-        return list(dict.fromkeys(self.seed_ids))
 
     def age_reference(self) -> int:
         return self.reference_year or date.today().year

@@ -43,10 +43,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                "  crase grow --from-file my-library.bib --citers --max-papers 5000\n"
                "  crase grow --from 10.1103/PhysRevLett.75.4724 --from hep-th/9711200",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    grow.add_argument("--from", dest="given", action="append", default=[], metavar="PAPER",
+    grow.add_argument("--from", dest="given_papers", action="append", default=[], metavar="PAPER",
                       help="a paper to grow from: an OpenAlex id (W…), DOI, arXiv id, graph "
                            "id or title; repeat for more")
-    grow.add_argument("--from-file", dest="given_files", action="append", default=[],
+    grow.add_argument("--from-file", dest="given_paper_files", action="append", default=[],
                       type=Path, metavar="PATH",
                       help="papers to grow from, read from a reference manager's export "
                            "(.bib or .ris); repeatable")
