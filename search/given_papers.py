@@ -2,7 +2,8 @@
 arXiv id or a DOI in any spelling crase.paper_identity knows, or a title) and the entries
 of a reference file (BibTeX or RIS, as Zotero, Mendeley or `crase export` write it), each
 resolved to one graph paper. `crase search --from/--from-file`, `POST /searches` with
-`given_papers` and the search page's "Start from papers" box all resolve here; a file's entries
+`given_papers` and the search page's "Start from papers" box all resolve here, and the
+search itself checks the graph ids it is given here (`require_in_graph`); a file's entries
 are read by crase/reference_lists.py (`read_reference_file`), every one listed.
 
 A typed entry is looked for as a graph id first (as typed, as an arXiv key, as a DOI's
@@ -12,7 +13,8 @@ crase.search.reference_resolution's, the rule the citation-gap analysis uses: a 
 counts only when a full-text hit's words agree with it (word-set overlap of at least
 TITLE_MATCH there; "Black hole entropy" is not "Black hole entropy, part 2"). What cannot
 be found is listed (as typed, or by the file entry's key and what it names), never dropped:
-a search with one unknown entry is refused (GivenPapersUnknown) with all of them named.
+a search with one unknown entry is refused (GivenPapersUnknown, `require_all_found`) with
+all of them named, by one message wherever it starts.
 """
 
 from dataclasses import dataclass, field
