@@ -64,7 +64,7 @@ def run_pass(graph: Graph, backends: SearchBackends, settings: Settings,
     for number, query in enumerate(queries, start=1):
         request = SearchRequest(query=query["query"], params=settings.search,
                                 exclude=[query["source_paper_id"]],
-                                seed_ids=query.get("seed_ids") or [])
+                                given_papers=query.get("seed_ids") or [])
         start = time.perf_counter()
         result = run_search(graph, backends, request)
         wall = time.perf_counter() - start

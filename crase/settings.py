@@ -84,9 +84,11 @@ RENAMED_SEARCH_SETTINGS = {"ranker": "walk"}
 RENAMED_SETTINGS = {"ranker_model": "order_model"}
 
 
-def renamed_settings(data: Any, renames: dict[str, str], where: str) -> Any:
+def renamed_settings(data: Any, renames: dict[str, str], where: str,
+                     what: str = "the setting") -> Any:
     """`data` with each old setting name moved to its new one (a value given under the new
-    name wins), and a FutureWarning for each old name used."""
+    name wins), and a FutureWarning for each old name used. `what` says what was renamed
+    (a request's field is renamed the same way)."""
     if not isinstance(data, dict) or not renames.keys() & data.keys():
         return data
     data = dict(data)
@@ -94,7 +96,7 @@ def renamed_settings(data: Any, renames: dict[str, str], where: str) -> Any:
         if old in data:
             value = data.pop(old)
             data.setdefault(new, value)
-            warnings.warn(f"the setting {where}{old} is now {where}{new}; {old} is read until "
+            warnings.warn(f"{what} {where}{old} is now {where}{new}; {old} is read until "
                           "the next release", FutureWarning, stacklevel=2)
     return data
 
@@ -581,7 +583,7 @@ class ApiSettings(BaseModel):
     given_papers_max_in_flight: int = Field(
         2, ge=1, le=256,
         description="Requests resolving papers to start a search from (POST /searches with "
-        "seed_ids, the search page's box) at once; more are answered 429 (1 to 256)")
+        "given_papers, the search page's box) at once; more are answered 429 (1 to 256)")
     given_papers_max_titles: int = Field(
         20, ge=1, le=100,
         description="Papers one request may name by title alone (each a full-text query); "

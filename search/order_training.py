@@ -159,7 +159,7 @@ def training_search(graph: Graph, backends: SearchBackends, params: SearchSettin
     hidden, nothing recorded."""
     search = Search(graph, backends, SearchRequest(
         query=query, params=params.model_copy(update={"order": "learned"}), exclude=excluded,
-        seed_ids=list(given)))
+        given_papers=list(given)))
     return search, gather_evidence(search)
 
 

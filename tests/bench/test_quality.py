@@ -160,10 +160,10 @@ def test_a_plain_query_makes_the_request_it_always_made() -> None:
     assert search_request(query, params, None, None) == SearchRequest(
         query="Strings on pp-waves", params=params, exclude=["s"])
     seeded = BenchQuery("q", "Strings on pp-waves", frozenset({"r"}), "s", 2003, ("g",))
-    assert search_request(seeded, params, 2003, None).seed_ids == ["g"]
+    assert search_request(seeded, params, 2003, None).given_papers == ["g"]
     empty = BenchQuery("q", "", frozenset({"r"}), "s", 2003, ("g",))
     request = search_request(empty, params, None, None)
-    assert (request.query, request.seed_ids, request.seed_override) == ("", ["g"], None)
+    assert (request.query, request.given_papers, request.seed_override) == ("", ["g"], None)
     # The corruption test's replacement seeds are still an override.
     assert search_request(query, params, None, ["x"]).seed_override == ["x"]
     nothing = BenchQuery("q", "", frozenset({"r"}), "s", 2003)
