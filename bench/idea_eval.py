@@ -2,6 +2,7 @@
 
     .venv/bin/python -m crase.bench.idea_eval --queries ../shared/data/csfcube/queries.jsonl
     .venv/bin/python -m crase.bench.idea_eval --queries ... --load ../shared/data/csfcube
+    .venv/bin/python -m crase.bench.idea_eval --queries ... --fused-order
 
 Each query's text is the idea; its source paper is excluded (with its edges) from what the
 run may use, as the data README asks. A query counts as a hit when any of its relevant
@@ -30,6 +31,7 @@ from crase.graph import Graph
 from crase.idea.pipeline import IdeaResult, run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.from_settings import build_idea_backends, describe_idea_backends
+from crase.idea.roles.offline_expert import OfflineExpert
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import graph_totals, load_corpus
 from crase.settings import Settings
@@ -113,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N queries")
     parser.add_argument("--providers", action="store_true", help="probe external providers")
     parser.add_argument("--out", type=Path, help="where to write the JSON summary")
+    parser.add_argument("--fused-order", action="store_true",
+                        help="the offline expert without its learned final order: the "
+                             "fused score alone (to compare the two with idea_compare)")
     args = parser.parse_args(argv)
     settings = Settings()
     graph = Graph.connect(settings.database)
@@ -135,6 +140,8 @@ def run_benchmark(graph: Graph, settings: Settings, args: argparse.Namespace) ->
         raise CorpusError("the database holds no papers: pass --load <corpus folder>")
     queries = read_queries(args.queries)[: args.limit]
     backends = build_idea_backends(settings)
+    if args.fused_order and backends.encoder is not None:
+        backends.expert = OfflineExpert(backends.encoder)
     described = describe_idea_backends(backends)
     print(f"{len(queries)} queries on {totals['papers']} papers, {totals['citations']} "
           f"citations; {described}", file=sys.stderr)

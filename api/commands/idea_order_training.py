@@ -32,7 +32,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                        help="source papers drawn (default 300, as the shipped model)")
     train.add_argument("--ideas", type=int,
                        help="run only the first N ideas of the draw, in paper-id order "
-                            "(default: all; the shipped model ran the first 150)")
+                            "(default: all)")
     train.add_argument("--seed", type=int, default=7, help="the draw's random seed")
     train.add_argument("--hold-out", type=Path, action="append", default=[], metavar="FILE",
                        help="a query set (queries.jsonl) whose source papers are never drawn")
