@@ -58,7 +58,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
-from crase.search.order_model import MANIFEST, load_models
+from crase.search.order.model import MANIFEST, load_models
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 

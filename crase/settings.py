@@ -197,7 +197,7 @@ class SearchSettings(BaseModel):
         "co-citation and coupling, citations by the query's text hits, degrees, age; from "
         "given papers also their corpus-wide co-citation and coupling, vector closeness, "
         "shared authors and citation age; linear for text and words, LambdaRank from "
-        "papers; search/order_model.py) orders the walk's top 200, the query's top 100 BM25 "
+        "papers; search/order/model.py) orders the walk's top 200, the query's top 100 BM25 "
         "and embedding hits and the papers those hits cite most; where the walk ranks fewer than 3 "
         "papers per seed (the graph adds almost nothing to the seeds) the query's own text "
         "ranking orders the walk's and the fill's papers, whatever k is; walk = "

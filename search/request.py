@@ -17,7 +17,7 @@ Loc = tuple[int | str, ...]
 OUT_OF_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 NOT_A_NUMBER = {"int_parsing", "int_from_float", "int_type", "float_parsing", "float_type"}
 MIN_QUERY_CHARS = 3
-# The forms of query, each ordered by its own model (search/order_model.py). The shortest
+# The forms of query, each ordered by its own model (search/order/model.py). The shortest
 # query of the `text` form: a title and two abstract sentences have 16 words and more in
 # every dev set; a title alone has a median of 8 (hep-th).
 MIN_QUERY_WORDS = 12

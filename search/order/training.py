@@ -4,13 +4,13 @@ answer, the way the benchmark query sets are built (../shared/data/README.md).
 
 Each training query runs the search's own stages up to its candidates (search/stages.py:
 seeds, the neighbourhood, the walk's weights and the walk, the text lists; then the
-candidates' features, search/candidate_features.py) with its source paper excluded, which
+candidates' features, search/order/features.py) with its source paper excluded, which
 leaves that paper out with all its edges, exactly as the benchmark hides a query's source;
 nothing is recorded. A query the search would not order by the model (a thin graph or a
 keyword query: the learned order's gates) teaches nothing and is left out. The source's
 references are read once, as the answer, and never reach the features.
 
-Each source paper is asked in every query form a model is trained for (search/order_model.py:
+Each source paper is asked in every query form a model is trained for (search/order/model.py:
 ORDER_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
 title has fewer than MIN_QUERY_WORDS words; a longer one is a `text` query); `papers`,
 GIVEN_PAPERS of its references drawn with the seed, once alone and once with the title,
@@ -18,7 +18,7 @@ the rest of its references the answer (the given papers are never candidates); `
 one sentence of its abstract drawn with the seed (as CSFCube asks a query paper's
 background, method or result sentence).
 
-Each form's model is LightGBM's LambdaRank (models/lambdarank.py), fit on that form's
+Each form's model is LightGBM's LambdaRank (search/order/lambdarank.py), fit on that form's
 queries alone: one group of candidates per query, 1 for each of its relevant candidates.
 Queries whose candidates hold no relevant paper teach nothing and are left out of the fit
 (counted in the description). The same queries and settings give the same files to the
@@ -35,10 +35,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
-from crase.models.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
 from crase.scoring.tex import plain_text
-from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.order_model import OrderModel, OrderModels
+from crase.search.order.features import FEATURES, Candidates
+from crase.search.order.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
+from crase.search.order.model import OrderModel, OrderModels
 from crase.search.request import ORDER_FORMS, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.stages import (

@@ -1,7 +1,7 @@
 """Learned rankings in one library: LightGBM's LambdaRank, fit on groups of candidates
 (one group per query) and stored in LightGBM's own text model format.
 
-The search's learned order (search/order_model.py) uses it for the forms where it
+The search's learned order (search/order/model.py) uses it for the forms where it
 measured best. A model file is the text LightGBM writes (`Booster.model_to_string`),
 readable by LightGBM's own tools; it names its features, and `from_text` refuses a file
 whose features are not the ones its caller computes, in that order. Nothing is pickled.
