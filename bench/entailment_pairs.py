@@ -36,8 +36,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import EvaluationError, LocalModelUnavailable
-from crase.models.claim_pair_classifier import GROUNDED, LABELS
-from crase.research.claim_pair_training import choose_threshold, f1_score
+from crase.models.claim_pair.classifier import GROUNDED, LABELS
+from crase.models.claim_pair.training import choose_threshold, f1_score
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
 from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder

@@ -1,6 +1,6 @@
 """The claim-pair classifier as the entailment scorer: M[i, j] = the probability that
 cited claim j grounds citing claim i (P(entailment) + P(reasoning) of the SciNLI classes),
-from the head of models/claim_pair_classifier.py over the frozen int8 MiniLM claim vectors.
+from the head of models/claim_pair/classifier.py over the frozen int8 MiniLM claim vectors.
 
 Each distinct claim text of a batch is embedded and tokenised once, then every edge's
 matrix is the head over its pairs: no model server and no deep-learning framework. Its
@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import SettingsError
-from crase.models.claim_pair_classifier import (
+from crase.models.claim_pair.classifier import (
     GROUNDED,
     LABELS,
     SHIPPED_MODEL,
