@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from crase.api.commands.entailment_training import DEV_FILES, SHIPPED, TRAINING_FILES
+from crase.models.claim_encoders import claim_encoder
 from crase.models.claim_pair.classifier import GROUNDED, ClaimPairClassifier
 from crase.models.claim_pair.training import (
     FloatArray,
@@ -37,7 +38,6 @@ from crase.models.claim_pair.training import (
     stratified_folds,
 )
 from crase.research.entailment_data import read_labelled_pairs
-from crase.search.roles.offline_entailment import claim_encoder
 
 FOLDS = 5
 DIGITS = 4

@@ -36,11 +36,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import EvaluationError, LocalModelUnavailable
+from crase.models.claim_encoders import claim_encoder
 from crase.models.claim_pair.classifier import GROUNDED, LABELS
 from crase.models.claim_pair.training import choose_threshold, f1_score
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.protocols import EntailmentScorer
 from crase.settings import ClaimEncoderChoice, LocalModelName, Settings
 

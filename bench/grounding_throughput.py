@@ -21,8 +21,8 @@ from typing import TypeVar
 from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
 from crase.bench.machine_state import load_average
 from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 
 T = TypeVar("T")
 ENCODERS = ("numpy", "onnx-int8")

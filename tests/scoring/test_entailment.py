@@ -6,7 +6,7 @@ import pytest
 from crase.models.minilm import MiniLmEncoder
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, cosine_matrix
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer, cosine_matrix
 from crase.settings import SearchSettings
 
 
