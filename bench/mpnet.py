@@ -21,7 +21,7 @@ from crase.models.minilm import (
     EncoderLayer,
     EncoderWeights,
     FloatArray,
-    MiniLmEncoder,
+    NumpyBertEncoder,
     layer_norm,
     map_safetensors,
     mean_pool,
@@ -62,7 +62,7 @@ def relative_position_buckets(length: int, buckets: int = RELATIVE_BUCKETS,
     return (bucket + np.where(distance < exact, distance, large)).astype(np.int64)
 
 
-class MpNetEncoder(MiniLmEncoder):
+class MpNetEncoder(NumpyBertEncoder):
     """all-mpnet-base-v2 (768-d) from an unpacked model folder (model.safetensors,
     tokenizer.json, config.json, sentence_bert_config.json); truncation at 384 tokens."""
 

