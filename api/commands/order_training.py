@@ -41,8 +41,8 @@ def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary
                     "and one model file per form) with a description of its training "
                     "data; an existing folder keeps the models of the forms not trained "
                     "this time (the shipped folder's text and words forms are the previous "
-                    "release's linear models). Set CRASE_ORDER_MODEL to the folder to "
-                    "search with it (the learned order is the default).")
+                    "release's linear models). Set CRASE_MODELS__ORDER_MODEL to the folder "
+                    "to search with it (the learned order is the default).")
     train.add_argument("--out", type=Path, required=True,
                        help="the model folder (model.json and <form>.txt); the forms it "
                             "holds and --forms does not name are kept")

@@ -32,7 +32,7 @@ def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = 
         scorer=scorer,
         encoder=encoder,
         provider=settings.providers,
-        order_model=settings.order_model,
+        order_model=settings.models.order_model,
     )
 
 
