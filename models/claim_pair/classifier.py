@@ -132,9 +132,7 @@ class ClaimPairClassifier:
     def sides(self, vectors: NDArray[np.floating[Any]], texts: Sequence[str]
               ) -> tuple[ClaimSide, ClaimSide]:
         """Every claim of a batch as a hypothesis and as a premise."""
-        words, hypothesis, premise = self.claim_terms(texts)
-        unit = np.asarray(vectors, dtype=np.float64)
-        return ClaimSide(unit, words, hypothesis), ClaimSide(unit, words, premise)
+        return claim_sides(vectors, *self.claim_terms(texts))
 
     def pair_probabilities(self, hypotheses: ClaimSide, premises: ClaimSide,
                            hypothesis_rows: IntArray, premise_rows: IntArray) -> FloatArray:
@@ -152,6 +150,14 @@ class ClaimPairClassifier:
     def dense_logits(self, dense: FloatArray) -> FloatArray:
         x = (dense - self.arrays["mean"]) / self.arrays["scale"]
         return x @ self.arrays["out_weights"] + self.arrays["out_bias"]
+
+
+def claim_sides(vectors: NDArray[np.floating[Any]], words: list[list[str]],
+                hypothesis: FloatArray, premise: FloatArray) -> tuple[ClaimSide, ClaimSide]:
+    """Claims as hypotheses and as premises, from their vectors and their terms
+    (ClaimPairClassifier.claim_terms)."""
+    unit = np.asarray(vectors, dtype=np.float64)
+    return ClaimSide(unit, words, hypothesis), ClaimSide(unit, words, premise)
 
 
 def pair_features(hypotheses: ClaimSide, premises: ClaimSide, hypothesis_rows: IntArray,
