@@ -1,5 +1,6 @@
 """The claim-pair classifier, the entailment scorer's learned model, in one home: the head
-and its file format (classifier.py), its trainer (training.py) and the shipped model
+and its file format (classifier.py), its trainer (training.py), the figures it and the
+entailment benchmark measure by (metrics.py) and the shipped model
 (shipped/minilm-int8-scinli.json). It lives in models/ because its trainer needs only the
 claim encoder; the search's scorer that reads it is search/roles/classifier_entailment.py.
 """

@@ -34,6 +34,7 @@ from crase.models.claim_pair.classifier import (
     pair_features,
     round_weights,
 )
+from crase.models.claim_pair.metrics import f1_score, macro_f1
 from crase.models.minilm import SentenceEncoder
 
 if TYPE_CHECKING:
@@ -243,14 +244,8 @@ def evaluate(probabilities: FloatArray, labels: IntArray, threshold: float) -> E
     four-class macro F1 (the most probable class)."""
     truth = np.isin(labels, GROUNDED)
     said = probabilities[:, list(GROUNDED)].sum(axis=1) >= threshold
-    chosen = probabilities.argmax(axis=1)
-    macro = float(np.mean([f1_score(labels == c, chosen == c) for c in range(len(LABELS))]))
+    macro = macro_f1(labels, probabilities.argmax(axis=1), range(len(LABELS)))
     return Evaluation(len(labels), float(np.mean(truth == said)), f1_score(truth, said), macro)
-
-
-def f1_score(truth: NDArray[np.bool_], said: NDArray[np.bool_]) -> float:
-    hits = float(np.sum(truth & said))
-    return 2 * hits / float(np.sum(truth) + np.sum(said)) if hits else 0.0
 
 
 def choose_threshold(grounded: FloatArray, truth: NDArray[np.bool_]) -> float:
