@@ -6,9 +6,10 @@ Each training query runs the search's own stages up to its candidates (search/st
 seeds, the neighbourhood, the walk's weights and the walk, the text lists; then the
 candidates' features, search/order/features.py) with its source paper excluded, which
 leaves that paper out with all its edges, exactly as the benchmark hides a query's source;
-nothing is recorded. A query the search would not order by the model (a thin graph or a
-keyword query: the learned order's gates) teaches nothing and is left out. The source's
-references are read once, as the answer, and never reach the features.
+nothing is recorded. A query on a thin graph, which the search orders by the query's text
+ranking instead of the model (search/stages.py: thin_graph_gate, the one gate a training
+query can meet, since every form trained has its model), teaches nothing and is left out.
+The source's references are read once, as the answer, and never reach the features.
 
 Each source paper is asked in every query form a model is trained for (search/order/model.py:
 ORDER_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
