@@ -2,5 +2,6 @@
 analyst's read-only Cypher) and the `crase` command line. Handlers stay thin: the work is
 in the pipelines.
 
-May import: every other folder.
+What it may import: its row of the README's layout table, the one statement of the
+rule (tests/foundation/test_layout.py holds the code to it).
 """

@@ -29,8 +29,8 @@ from pydantic import ValidationError
 
 from crase.api import commands
 from crase.errors import CraseError, InvalidRequest, SettingsError
-from crase.search.request import Loc, describe_invalid
 from crase.settings import Settings
+from crase.validation_messages import Loc, describe_invalid
 
 ENV_PREFIX = "CRASE_"
 

@@ -162,9 +162,11 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
 
 
 def given_papers(view: dict[str, Any]) -> list[dict[str, Any]]:
-    """The papers a search started from (its request's seed_ids, each once, in order),
+    """The papers a search started from (its request's given_papers, each once, in order),
     with their titles where the run has seeded them."""
-    ids = view.get("params", {}).get("seed_ids") or []
+    params = view.get("params", {})
+    # Runs made before the field was renamed hold it as seed_ids.
+    ids = params.get("given_papers") or params.get("seed_ids") or []
     if not isinstance(ids, list):  # a summary (past STORED_ITEMS): the seeds name them
         ids = [seed["paper_id"] for seed in view.get("seeds", [])]
     titles = {seed["paper_id"]: seed["title"] for seed in view.get("seeds", [])}

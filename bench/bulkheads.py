@@ -56,7 +56,7 @@ def heavy_request(kind: str, rng: random.Random) -> tuple[str, str, dict[str, An
         return "POST", "/code-extract", {"filename": "paper.md", "text": text,
                                          "use_model": False}
     if kind == "search-from-papers":
-        return "POST", "/searches", {"query": "", "seed_ids": [title() for _ in range(20)]}
+        return "POST", "/searches", {"query": "", "given_papers": [title() for _ in range(20)]}
     if kind == "analyst":
         return "POST", "/analyst/cypher", {
             "query": "UNWIND range(1, 50000000) AS x WITH x WHERE x = -1 RETURN count(x) AS n"}

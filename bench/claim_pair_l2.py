@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from crase.api.commands.entailment_training import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.models.claim_encoders import claim_encoder
 from crase.models.claim_pair.classifier import GROUNDED, ClaimPairClassifier
+from crase.models.claim_pair.recipe import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.models.claim_pair.training import (
     FloatArray,
     IntArray,

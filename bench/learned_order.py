@@ -42,12 +42,11 @@ import numpy as np
 
 from crase.bench.metrics import CUTOFFS, average_precision_at_k, hit_at_k, hits_at_k
 from crase.bench.quality import resolve_queries
-from crase.bench.query_sets import read_query_file, source_paper_ids
 from crase.bench.significance import mean_difference, pooled_difference
 from crase.errors import EvaluationError, OrderModelInvalid
 from crase.graph import Graph
+from crase.models.lambdarank import LambdaRankParams
 from crase.search.order.features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.order.lambdarank import LambdaRankParams
 from crase.search.order.model import OrderModels, load_models, order_candidates, save_models
 from crase.search.order.training import (
     DEFAULT_FEATURES,
@@ -62,6 +61,7 @@ from crase.search.order.training import (
     training_example,
     training_search,
 )
+from crase.search.query_sets import read_query_file, source_paper_ids
 from crase.search.request import ORDER_FORMS, QUERY_FORMS
 from crase.search.stages import (
     Search,

@@ -21,7 +21,7 @@ Settings shared by all systems: the product's search settings (`Settings.search`
 k = 50, the largest cutoff. The query's source paper is excluded from every system.
 
 A query line may have an empty `query` and may give `seed_ids`, papers the user starts
-from (bench/query_sets.py; bench/query_forms.py writes such sets). The given papers are
+from (search/query_sets.py; bench/query_forms.py writes such sets). The given papers are
 never counted as found: they leave the relevant set here (resolve_queries) and every ranked
 list before scoring (Scored.from_records, bench/evaluation.py). How each system uses them
 and an empty query: bench/systems.py.
@@ -40,7 +40,6 @@ from typing import Any
 from crase.bench.corruption import distractor_seeds, random_seeds
 from crase.bench.evaluation import Scored, compare, evaluate, per_query_rows, summarize_cost
 from crase.bench.metrics import CUTOFFS
-from crase.bench.query_sets import read_query_file, seed_ids_of
 from crase.bench.run_store import Record, RunStore
 from crase.bench.systems import (
     BenchQuery,
@@ -59,6 +58,7 @@ from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_cor
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
 from crase.search.order.model import MANIFEST, load_models
+from crase.search.query_sets import read_query_file, seed_ids_of
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices
 

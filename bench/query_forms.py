@@ -36,7 +36,7 @@ document frequencies. Every line keeps `form`, `from_query_id` and `generator` (
 name and version, or the model); drawn forms keep the `seed`. Query ids are
 `<query_id>-<form>`, so runs of several forms can share one benchmark folder. The
 benchmark reads the files as they are: `crase bench quality --queries
-var/query-forms/hepth/title.jsonl --out ...` (bench/query_sets.py: the file format).
+var/query-forms/hepth/title.jsonl --out ...` (search/query_sets.py: the file format).
 """
 
 import argparse
@@ -52,13 +52,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from crase.bench.query_sets import read_query_file
 from crase.errors import EvaluationError
 from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
 from crase.prompts.catalog import data_block, load_prompt
 from crase.prompts.replies import QuestionReply, check_question
 from crase.scoring.tex import plain_text
 from crase.search.order.training import idea_sentences
+from crase.search.query_sets import read_query_file
 from crase.settings import ModelEndpoint, Settings
 
 RULE_FORMS = ("title", "keyphrase", "seeds", "title-seeds", "sentence")

@@ -7,7 +7,7 @@ caches), then a warm pass (every Delta reused).
     python -m crase.bench.search_latency --sample-queries 50      # a corpus without queries
 
 Each query excludes its source paper, as in the quality benchmark, and starts from the
-papers its line gives (`seed_ids`, bench/query_sets.py), so each query form can be
+papers its line gives (`seed_ids`, search/query_sets.py), so each query form can be
 timed. `--sample-queries N` makes N queries from the graph itself for a corpus that has no
 query set (the generated one): the first six title words of papers with citations, each
 excluding its paper.
@@ -64,7 +64,7 @@ def run_pass(graph: Graph, backends: SearchBackends, settings: Settings,
     for number, query in enumerate(queries, start=1):
         request = SearchRequest(query=query["query"], params=settings.search,
                                 exclude=[query["source_paper_id"]],
-                                seed_ids=query.get("seed_ids") or [])
+                                given_papers=query.get("seed_ids") or [])
         start = time.perf_counter()
         result = run_search(graph, backends, request)
         wall = time.perf_counter() - start

@@ -13,10 +13,10 @@ a ranked list of paper ids (best first), and never sees the query's source paper
 - Fusion: reciprocal-rank fusion of systems already run (the hybrid of graph and text),
   and backfill: one system's list, its empty places filled by another's.
 
-A query may come with papers the user starts from (`seed_ids`, bench/query_sets.py) and
+A query may come with papers the user starts from (`seed_ids`, search/query_sets.py) and
 may have no text. BM25 and dense rank by the text alone: without text they rank nothing
 (they do not guess a query from the seeds). A graph walk with given papers starts from
-them as the search's given papers (`seed_ids`: no plan, no seed search, never a result);
+them as the search's given papers (`given_papers`: no plan, no seed search, never a result);
 the query text, or without one the given papers' titles, feeds what the search does with
 text (its fill and the learned order). Co-citation + coupling ranks papers by how often
 they are cited together with the given papers plus how many references they share with
@@ -38,7 +38,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, paper_text
 from crase.models.minilm import SentenceEncoder
 from crase.search.pipeline import run_search
-from crase.search.request import SearchRequest, describe_invalid
+from crase.search.request import SearchRequest
 from crase.search.roles.protocols import SearchBackends
 from crase.search.text_ranking import fuse, search_hits
 from crase.settings import (
@@ -52,6 +52,7 @@ from crase.settings import (
     WalkMethod,
     Weighting,
 )
+from crase.validation_messages import describe_invalid
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def search_request(query: BenchQuery, params: SearchSettings, reference_year: in
     EvaluationError, recorded for the query and counted as an empty ranking."""
     try:
         return SearchRequest(query=query.text, params=params, reference_year=reference_year,
-                             exclude=[query.source_id], seed_ids=list(query.seed_ids),
+                             exclude=[query.source_id], given_papers=list(query.seed_ids),
                              seed_override=seed_override)
     except ValidationError as err:
         line = describe_invalid(err, SearchRequest, lambda loc: ".".join(map(str, loc)),

@@ -316,7 +316,7 @@ class RayUnavailable(CraseError):
 
 
 class RankingModelInvalid(SettingsError):
-    """A learned ranking's file (search/order/lambdarank.py, search/order/linear_ranking.py)
+    """A learned ranking's file (models/lambdarank.py, search/order/linear_ranking.py)
     is not one, or ranks by other features than its caller computes."""
 
 

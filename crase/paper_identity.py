@@ -1,7 +1,7 @@
 """What makes two mentions of a paper the same paper: the one home for DOI and arXiv id
 normalisation and for the title comparison, used by ingest, the idea pipeline's identity
 resolution, the citation-gap reference lists, the paper links and the papers a search
-starts from (api/given_papers.py).
+starts from (search/given_papers.py).
 
 - DOI: a resolver URL (`https://doi.org/`, `http://dx.doi.org/`) or a `doi:` prefix and
   surrounding whitespace are dropped. DOIs are case-insensitive, so the comparison key is

@@ -87,9 +87,11 @@ RENAMED_SEARCH_SETTINGS = {"ranker": "walk"}
 RENAMED_SETTINGS = {"order_model": "models.order_model", "ranker_model": "models.order_model"}
 
 
-def renamed_settings(data: Any, renames: dict[str, str], where: str) -> Any:
+def renamed_settings(data: Any, renames: dict[str, str], where: str,
+                     what: str = "the setting") -> Any:
     """`data` with each old setting name moved to its new one (a value given under the new
-    name wins), and a FutureWarning for each old name used."""
+    name wins), and a FutureWarning for each old name used. `what` says what was renamed
+    (a request's field is renamed the same way)."""
     if not isinstance(data, dict) or not renames.keys() & data.keys():
         return data
     data = dict(data)
@@ -101,7 +103,7 @@ def renamed_settings(data: Any, renames: dict[str, str], where: str) -> Any:
                 data[group] = with_default(data.get(group), name, value)
             else:
                 data.setdefault(name, value)
-            warnings.warn(f"the setting {where}{old} is now {where}{new}; {old} is read until "
+            warnings.warn(f"{what} {where}{old} is now {where}{new}; {old} is read until "
                           "the next release", FutureWarning, stacklevel=2)
     return data
 
@@ -343,6 +345,11 @@ class ModelSettings(BaseModel):
         None,
         description="Model file of the classifier entailment scorer (`crase "
         "train-entailment` writes one); unset = the shipped model",
+    )
+    idea_order_model: Path | None = Field(
+        None,
+        description="Model file of the idea workflow's learned final order, used by the "
+        "offline expert (`crase train-idea-order` writes one); unset = the shipped model",
     )
     order_model: Path | None = Field(
         None,
@@ -606,7 +613,7 @@ class ApiSettings(BaseModel):
     given_papers_max_in_flight: int = Field(
         2, ge=1, le=256,
         description="Requests resolving papers to start a search from (POST /searches with "
-        "seed_ids, the search page's box) at once; more are answered 429 (1 to 256)")
+        "given_papers, the search page's box) at once; more are answered 429 (1 to 256)")
     given_papers_max_titles: int = Field(
         20, ge=1, le=100,
         description="Papers one request may name by title alone (each a full-text query); "

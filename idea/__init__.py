@@ -2,6 +2,6 @@
 assessment, the citation-neighbour gate, the shortlist, PDF evidence windows, one
 validated expert ranking and the audit. Its model roles are in `idea/roles/`.
 
-May import: `crase`, `crase.scoring`, `crase.prompts`, `crase.models`, `crase.ingest`,
-and `crase.search` (an idea is ranked against the corpus as a query is).
+What it may import: its row of the README's layout table, the one statement of the
+rule (tests/foundation/test_layout.py holds the code to it).
 """

@@ -21,6 +21,8 @@ RouteName = Literal[
     "semantic_scholar_neighbour",  # a provider citation neighbour of a gate seed
     "openalex_search",  # an OpenAlex search hit (where a key is set)
 ]
+# The routes that link a work to a gate seed by a citation (the graph's or a provider's).
+NEIGHBOUR_ROUTES = ("citation_neighbour", "semantic_scholar_neighbour")
 AssessmentStatus = Literal["assessed", "insufficient", "no_abstract", "failed", "not_selected"]
 VerdictStatus = Literal["graded", "insufficient", "no_abstract", "failed"]
 

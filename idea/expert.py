@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any, Literal
 
 from crase.graph import Graph
-from crase.idea.candidates import Candidate
+from crase.idea.candidates import NEIGHBOUR_ROUTES, Candidate
 from crase.idea.roles import model_calls
 from crase.models.reply_json import validate_reply
 from crase.prompts.replies import ExpertRankingReply, check_expert_ranking
@@ -62,7 +62,8 @@ def shortlist_entries(shortlist: Sequence[Candidate],
                       text_ranks: Mapping[str, int] | None = None
                       ) -> list[model_calls.ShortlistEntry]:
     """What the expert is given per work: the abstract, the assessment, the PDF outcome,
-    only the windows actually acquired and selected, and the work's text rank."""
+    only the windows actually acquired and selected, the work's text rank and its links
+    to the idea's seeds."""
     entries = []
     for candidate in shortlist:
         record = candidate.primary
@@ -78,6 +79,7 @@ def shortlist_entries(shortlist: Sequence[Candidate],
             work_id=candidate.work_id, pdf_status=pdf_status, windows=windows,
             assessment=compact_assessment(candidate),
             text_rank=(text_ranks or {}).get(candidate.paper_id),
+            neighbour_links=sum(hit.route in NEIGHBOUR_ROUTES for hit in candidate.routes),
         ))
     return entries
 

@@ -2,5 +2,6 @@
 importer, rejects and checkpoints, one client module per external API (Semantic Scholar,
 Crossref, arXiv), PDF text, and the paper embeddings behind the vector index.
 
-May import: `crase` (core), `crase.scoring` and `crase.models`.
+What it may import: its row of the README's layout table, the one statement of the
+rule (tests/foundation/test_layout.py holds the code to it).
 """

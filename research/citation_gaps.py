@@ -2,8 +2,8 @@
 (BibTeX entries or paper ids), the corpus papers it plausibly should cite, each with the
 passage of the draft it fits and why.
 
-The draft's references are read by reference_lists.py and found in the corpus by
-reference_resolution.py; the report is stored as every literature run stores its own
+The draft's references are read by crase/reference_lists.py and found in the corpus by
+search/reference_resolution.py; the report is stored as every literature run stores its own
 (literature_runs.py).
 
 How a gap is found (offline path, always run):
@@ -31,16 +31,16 @@ from typing import Annotated
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from crase.bibtex import MAX_BIBTEX_CHARS
 from crase.errors import InvalidRequest, ParameterAboveServerCap
 from crase.graph import Graph
 from crase.idea.roles.model_calls import IdeaFacets, IdeaPaper, assess_abstracts
 from crase.models.chat import ModelReply, ModelRunner
-from crase.research.bibtex import MAX_BIBTEX_CHARS
+from crase.reference_lists import ReferenceItem, parse_bibtex
 from crase.research.literature_runs import TEXT_RANKING, record_report
-from crase.research.reference_lists import ReferenceItem, parse_bibtex
-from crase.research.reference_resolution import ResolvedReference, resolve_references
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.tex import plain_text
+from crase.search.reference_resolution import ResolvedReference, resolve_references
 from crase.search.roles.offline_claims import OfflineClaimExtractor, split_sentences
 from crase.search.text_ranking import Encoder, has_searchable_word, query_hits
 from crase.settings import ModelEndpoint, ModelSettings

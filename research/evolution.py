@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crase.errors import InvalidRequest, PaperNotFound
 from crase.graph import Graph
+from crase.reference_lists import ReferenceItem
 from crase.research.literature_runs import TEXT_RANKING, record_report
-from crase.research.reference_lists import ReferenceItem
-from crase.research.reference_resolution import ResolvedReference, resolve_references
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.search.expansion import expand
+from crase.search.reference_resolution import ResolvedReference, resolve_references
 from crase.search.text_ranking import Encoder, has_searchable_word, query_hits
 
 STAGES = ("seeds", "expand", "analyse", "compare", "record")

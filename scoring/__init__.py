@@ -2,5 +2,6 @@
 coverage affinity Delta, pruning, the age weight, SALSA, LaTeX clean-up. Each rule has one
 home here; where Cypher repeats one on the hot path, a test checks that the two agree.
 
-May import: nothing of the project (numpy only), so every caller can use the rules.
+What it may import: its row of the README's layout table, the one statement of the
+rule (tests/foundation/test_layout.py holds the code to it).
 """

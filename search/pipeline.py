@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crase.errors import DatabaseError, GivenPapersUnknown, ProviderNotEnabled, SettingsError
+from crase.errors import DatabaseError, ProviderNotEnabled, SettingsError
 from crase.graph import Graph, Row
 from crase.run_lifecycle import SILENT, RunLifecycle, RunObserver, to_json
 from crase.scoring.delta import PrunedGraph
@@ -33,7 +33,7 @@ from crase.search.stages import (
     LIST_STAGES,
     Search,
     SearchState,
-    named_seeds,
+    fixed_seed_ids,
     planned,
     run_stages,
     weighs_by_delta,
@@ -94,7 +94,7 @@ def run_search(graph: Graph, backends: SearchBackends, request: SearchRequest,
     planned calls and how long they take at the rate limit)."""
     run_id = run_id or uuid.uuid4().hex[:12]
     check_source(backends, request)
-    check_given(graph, request)
+    check_given_papers(graph, request)
     before = snapshot(backends.usage())
     with RunLifecycle.open(graph, run_id, "search", request.query,
                            request.model_dump(mode="json"), backends.names(), STAGES,
@@ -131,23 +131,20 @@ def partial_reason(problems: list[str], shown: int = 5) -> str:
 
 
 def uses_provider(request: SearchRequest) -> bool:
-    # Seeds named by the caller are graph papers: their neighbourhood is the local one.
-    return request.params.source != "local" and named_seeds(request) is None
+    # Seeds the caller fixes are graph papers: their neighbourhood is the local one.
+    return request.params.source != "local" and fixed_seed_ids(request) is None
 
 
-def check_given(graph: Graph, request: SearchRequest) -> None:
+def check_given_papers(graph: Graph, request: SearchRequest) -> None:
     """Refuses, before any Run exists, a search from papers the graph does not hold,
-    naming every one (a reference list with one unknown entry is not silently shortened)."""
-    if not request.given:
+    naming every one (a reference list with one unknown entry is not silently shortened),
+    as the command line and the HTTP API refuse them (search/given_papers.py)."""
+    if not request.given_papers:
         return
-    present = {row["id"] for row in graph.read("match_paper_ids", ids=request.given)}
-    unknown = [paper for paper in request.given if paper not in present]
-    if unknown:
-        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more"
-                                           if len(unknown) > 10 else "")
-        raise GivenPapersUnknown(f"{len(unknown)} given paper(s) are not in the graph: "
-                                 f"{shown}; load them first (`crase load`, `crase fetch`) "
-                                 "or leave them out", unknown)
+    # Imported by a search from papers alone: the reference readers bring bibtexparser.
+    from crase.search.given_papers import require_in_graph
+
+    require_in_graph(graph, request.given_papers)
 
 
 def check_source(backends: SearchBackends, request: SearchRequest) -> None:

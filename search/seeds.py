@@ -26,14 +26,14 @@ from crase.graph import Graph
 from crase.search.text_ranking import Hit, search_hits
 
 QUERY_ITSELF = 0  # sub_query_index of the query's own search; sub-query l has index l
-GIVEN = -1  # sub_query_index of seeds named by the caller
+FIXED = -1  # sub_query_index of the seeds the caller fixes (search/stages.py: fixed_seed_ids)
 RANK_EXPONENT = 2  # restart weight of a hit at relevance rank r: 1 / r^2
 
 
 @dataclass(frozen=True)
 class Seed:
     paper_id: str
-    sub_query_index: int  # QUERY_ITSELF, a sub-query's 1-based place in the plan, or GIVEN
+    sub_query_index: int  # QUERY_ITSELF, a sub-query's 1-based place in the plan, or FIXED
     sub_query: str
     relevance_rank: int
     recency_rank: int
@@ -92,11 +92,11 @@ def find_seeds(graph: Graph, query: str, own_hits: list[Hit], plan: list[str],
     return seeds
 
 
-def given_seeds(paper_ids: list[str], excluded: list[str]) -> list[Seed]:
-    """Seeds named by the caller (no plan, no search), in the given order, equal weights;
+def fixed_seeds(paper_ids: list[str], excluded: list[str]) -> list[Seed]:
+    """Seeds the caller fixes (no plan, no search), in the given order, equal weights;
     excluded ids and repeats are dropped."""
     kept = [p for p in dict.fromkeys(paper_ids) if p not in set(excluded)]
-    return [Seed(p, GIVEN, "(given seeds)", rank, rank) for rank, p in enumerate(kept, start=1)]
+    return [Seed(p, FIXED, "(given seeds)", rank, rank) for rank, p in enumerate(kept, start=1)]
 
 
 def unique_seed_ids(seeds: list[Seed]) -> list[str]:

@@ -45,7 +45,7 @@ from crase.search.seeds import (
     Seed,
     SeedRules,
     find_seeds,
-    given_seeds,
+    fixed_seeds,
     restart_distribution,
     unique_seed_ids,
 )
@@ -130,19 +130,19 @@ def weighs_by_delta(p: SearchSettings) -> bool:
     return p.weighting == "coverage"
 
 
-def named_seeds(request: SearchRequest) -> list[str] | None:
-    """The seeds the caller names, None where the search finds its own: the papers the
-    user starts from, or a benchmark's seed_override."""
-    return request.given or request.seed_override
+def fixed_seed_ids(request: SearchRequest) -> list[str] | None:
+    """The seeds the caller fixes, None where the search finds its own: the papers the
+    user starts from (never a result), else a benchmark's seed_override (which may be)."""
+    return request.given_papers or request.seed_override
 
 
 def planned(search: Search) -> bool:
-    return named_seeds(search.request) is None and search.params.sub_queries > 0
+    return fixed_seed_ids(search.request) is None and search.params.sub_queries > 0
 
 
 def not_given(search: Search, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
     """`ranked` without the papers the user starts from: they are never a result."""
-    given = set(search.request.given)
+    given = set(search.request.given_papers)
     return [entry for entry in ranked if entry[0] not in given] if given else ranked
 
 
@@ -150,9 +150,9 @@ def list_text(search: Search) -> str:
     """The text the query's lists are asked with: the query; for a search from papers
     alone, the given papers' titles (what they are about, in the words the index holds)."""
     request = search.request
-    if request.query.strip() or not request.given:
+    if request.query.strip() or not request.given_papers:
         return request.query
-    rows = search.graph.read("read_papers", ids=request.given)
+    rows = search.graph.read("read_papers", ids=request.given_papers)
     return " ".join(row["title"] for row in rows if row.get("title"))
 
 
@@ -168,7 +168,7 @@ def text_lists(search: Search, state: SearchState) -> QueryLists:
         request = search.request
         state.text = ask_query_lists(search.graph, search.backends.encoder,
                                      list_text(search), text_depth(search.params),
-                                     request.exclude + request.given)
+                                     request.exclude + request.given_papers)
     return state.text
 
 
@@ -185,9 +185,9 @@ def plan_stage(search: Search, state: SearchState) -> None:
 
 def seeds_stage(search: Search, state: SearchState) -> None:
     state.seeds = choose_run_seeds(search, state)
-    named = named_seeds(search.request) is not None
+    fixed = fixed_seed_ids(search.request) is not None
     state.restart = restart_distribution(state.seeds,
-                                         "uniform" if named else search.params.seed_weights)
+                                         "uniform" if fixed else search.params.seed_weights)
     if search.recorder is not None:
         record_seeds(search.recorder, state.seeds, state.restart)
 
@@ -196,8 +196,8 @@ def choose_run_seeds(search: Search, state: SearchState) -> list[Seed]:
     """The caller's seeds, the provider's, or the local text searches' (the query's own
     hits come from its text lists)."""
     request, rules = search.request, seed_rules(search.params)
-    if (named := named_seeds(request)) is not None:
-        return given_seeds(named, request.exclude)
+    if (fixed := fixed_seed_ids(request)) is not None:
+        return fixed_seeds(fixed, request.exclude)
     if search.source is not None:
         return search.source.seeds(request.query, state.plan, rules, request.exclude)
     own = (text_lists(search, state).fused(max(rules.pool, rules.query_seeds))
@@ -246,7 +246,7 @@ def rank_stage(search: Search, state: SearchState) -> None:
     p = search.params
     walk = Walk(p.walk, p.orientation, search.request.age_reference(),
                 p.beta if weighs_by_delta(p) else 0.0, p.alpha,
-                walk_depth(p, len(state.seed_ids)) + len(search.request.given),
+                walk_depth(p, len(state.seed_ids)) + len(search.request.given_papers),
                 p.max_iterations, p.tolerance)
     state.walked = rank(search.graph, search.run_id, state.pruned, walk, state.restart,
                         state.hood.years)
@@ -306,7 +306,7 @@ def graph_adds_little(walked: int, seeds: int) -> bool:
 
 def form_of(request: SearchRequest) -> str:
     """The query's form (search/order/model.py), which picks the model that orders it."""
-    return query_form(request.query, request.given)
+    return query_form(request.query, request.given_papers)
 
 
 def order_model_for(search: Search) -> OrderModel | None:
@@ -382,7 +382,7 @@ def candidate_evidence(search: Search, state: SearchState) -> SearchEvidence:
     from papers the papers most linked to them across the corpus."""
     lexical, dense = text_lists(search, state).top(TEXT_POOL)
     return gathered(search.graph, state.walked[:WALK_POOL], lexical, dense, state.hood,
-                    state.restart, search.request.exclude, search.request.given)
+                    state.restart, search.request.exclude, search.request.given_papers)
 
 
 def candidates_of(search: Search, state: SearchState,
@@ -392,7 +392,7 @@ def candidates_of(search: Search, state: SearchState,
     from are evidence, never candidates."""
     candidates = features_of(search.graph, candidate_evidence(search, state),
                              search.request.exclude, features)
-    return candidates.without(search.request.given)
+    return candidates.without(search.request.given_papers)
 
 
 def filled_ordering(search: Search, state: SearchState, ordering: Ordering) -> Ordering:

@@ -8,19 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crase.errors import NliDataInvalid, TrainingFlagInvalid
+from crase.models.claim_pair.recipe import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.settings import Settings
 
 if TYPE_CHECKING:
     from crase.models.claim_pair.training import TrainingOptions
 
 ORDER = 86  # place in `crase --help` (api/cli.py): after train-order
-# Where the SciNLI / MSciNLI files sit under --nli (the layout of ../shared/data/nli).
-TRAINING_FILES = ("scinli/train_1.tsv", "scinli/train_2.tsv")
-DEV_FILES = {"scinli_dev": "scinli/dev.csv", "mscinli_dev": "mscinli/dev.csv"}
-# The shipped model's options (models/claim_pair/shipped/minilm-int8-scinli.json); the
-# flags' defaults, so the documented command rebuilds that file byte for byte. l2 was
-# chosen by stratified 5-fold cross-validation on the training pairs (docs/entailment.md).
-SHIPPED = {"l2": 1.0, "mined_weight": 0.3, "neutral_share": 0.3, "seed": 0}
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:

@@ -15,10 +15,10 @@ from crase.settings import Settings
 # Only what the parser needs is imported above (api/cli.py); the grow itself (the driver,
 # the HTTP client, the encoder) is imported by the function that runs it.
 if TYPE_CHECKING:
-    from crase.api.given_papers import GivenEntry
     from crase.graph import Graph
     from crase.ingest.openalex_api import OpenAlexCalls
     from crase.ingest.openalex_grow import GrowReport, WorkAsk
+    from crase.reference_lists import ReferenceEntry
 
 ORDER = 32  # place in `crase --help` (api/cli.py), after load and fetch
 MAX_DEPTH = 3  # each level multiplies the works named; past 3 a field is the whole index
@@ -43,10 +43,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                "  crase grow --from-file my-library.bib --citers --max-papers 5000\n"
                "  crase grow --from 10.1103/PhysRevLett.75.4724 --from hep-th/9711200",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    grow.add_argument("--from", dest="given", action="append", default=[], metavar="PAPER",
+    grow.add_argument("--from", dest="given_papers", action="append", default=[], metavar="PAPER",
                       help="a paper to grow from: an OpenAlex id (W…), DOI, arXiv id, graph "
                            "id or title; repeat for more")
-    grow.add_argument("--from-file", dest="given_files", action="append", default=[],
+    grow.add_argument("--from-file", dest="given_paper_files", action="append", default=[],
                       type=Path, metavar="PATH",
                       help="papers to grow from, read from a reference manager's export "
                            "(.bib or .ris); repeatable")
@@ -68,7 +68,7 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     from crase.ingest.openalex_api import OpenAlexClient
     from crase.ingest.openalex_grow import GrowLimits, grow_from_openalex
     from crase.progress import CountProgress
-    from crase.research.reference_resolution import TITLE_MATCH
+    from crase.search.reference_resolution import TITLE_MATCH
 
     if not settings.providers.enabled:
         raise ProviderNotEnabled("external providers are off; set CRASE_PROVIDERS__ENABLED="
@@ -92,15 +92,15 @@ def grow_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def work_asks(graph: "Graph", entries: list["GivenEntry"]) -> list["WorkAsk"]:
+def work_asks(graph: "Graph", entries: list["ReferenceEntry"]) -> list["WorkAsk"]:
     """What each entry is looked for by in OpenAlex: an OpenAlex id as typed; its DOI,
     arXiv id and title; and for an entry that names a graph paper by its id (found as a
     search from papers finds it), the graph paper's DOI, arXiv id and title. Only a graph
     id lends them: an entry matched by title would ask otherwise once a grow had stored
     its paper, and a resumed grow must send the requests the first one sent."""
-    from crase.api.given_papers import resolve_given
     from crase.ingest.openalex import short_id
     from crase.ingest.openalex_grow import WorkAsk
+    from crase.search.given_papers import resolve_given
     from crase.search.request import MAX_GIVEN_PAPERS
 
     known: dict[str, str] = {}

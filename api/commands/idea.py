@@ -12,8 +12,8 @@ from crase.api.commands.search import flag_name, flag_number
 from crase.errors import InvalidRequest
 from crase.idea.request import IdeaRequest
 from crase.progress import CountProgress
-from crase.search.request import describe_invalid
 from crase.settings import Settings
+from crase.validation_messages import describe_invalid
 
 # Only what the parsers need is imported above (api/cli.py); the run itself (the driver,
 # the pipeline, its models) is imported by the functions that run it.

@@ -97,8 +97,8 @@ def read_text(path: Path, what: str) -> str:
 def run_evolution(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
     from crase.models.paper_encoders import paper_encoder
+    from crase.reference_lists import read_reference_list
     from crase.research.evolution import EvolutionRequest, map_evolution
-    from crase.research.reference_lists import read_reference_list
 
     references = (read_reference_list(read_text(args.compare, "--compare"))
                   if args.compare else None)

@@ -75,7 +75,6 @@ def run_old_name(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
-    from crase.bench.query_sets import source_paper_ids
     from crase.graph import Graph
     from crase.progress import CountProgress
     from crase.search.order.model import OrderModels, save_models
@@ -87,6 +86,7 @@ def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
         read_training_queries,
         train_order_model,
     )
+    from crase.search.query_sets import source_paper_ids
     from crase.search.roles.from_settings import build_search_backends
 
     held = source_paper_ids(args.hold_out)

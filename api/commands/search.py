@@ -17,15 +17,7 @@ from crase.errors import InvalidRequest
 from crase.paper_links import best_link, paper_links
 from crase.progress import CountProgress
 from crase.scoring.tex import tex_to_unicode
-from crase.search.request import (
-    MAX_GIVEN_PAPERS,
-    Loc,
-    SearchRequest,
-    allowed_range,
-    describe_invalid,
-    field_at,
-    number_kind,
-)
+from crase.search.request import MAX_GIVEN_PAPERS, SearchRequest
 from crase.settings import (
     RENAMED_SEARCH_SETTINGS,
     ModelSettings,
@@ -33,13 +25,15 @@ from crase.settings import (
     Settings,
     choices,
 )
+from crase.validation_messages import Loc, allowed_range, describe_invalid, field_at, number_kind
 
 # Only what the parser needs is imported above (api/cli.py); the search itself (the driver,
 # numpy, the encoder) is imported by the functions that run or print one.
 if TYPE_CHECKING:
-    from crase.api.given_papers import GivenEntry, GivenPapers
     from crase.graph import Graph
+    from crase.reference_lists import ReferenceEntry
     from crase.search.evidence import EdgeEvidence
+    from crase.search.given_papers import GivenPapers
     from crase.search.pipeline import RankedPaper, SearchResult
     from crase.search.seeds import Seed
 
@@ -74,7 +68,8 @@ def flag_of(name: str) -> str:
 
 
 # How the command line names each field of a request, for its error messages.
-FLAGS = {"query": "the query", "reference_year": "--year", "exclude": "--exclude",
+FLAGS = {"query": "the query", "given_papers": "--from", "reference_year": "--year",
+         "exclude": "--exclude",
          **{name: flag_of(name) for name in SEARCH_FLAGS}}
 NO_WORDS = ("the query has no word to search for (only spaces, punctuation or search "
             "syntax); give the research question in words, e.g. crase search \"tachyon "
@@ -189,12 +184,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("query", nargs="?", default="",
                         help="the research question, in quotes (optional with --from or "
                              "--from-file)")
-    search.add_argument("--from", dest="given", action="append", default=[], metavar="PAPER",
+    search.add_argument("--from", dest="given_papers", action="append", default=[],
+                        metavar="PAPER",
                         help="a paper to start from: its id, arXiv id (hep-th/9901001, "
                              "arXiv:2101.01234v2, an abs URL), DOI (or doi.org URL) or exact "
                              "title; repeat for more (at most "
                              f"{MAX_GIVEN_PAPERS} papers in all)")
-    search.add_argument("--from-file", dest="given_files", action="append", default=[],
+    search.add_argument("--from-file", dest="given_paper_files", action="append", default=[],
                         type=Path, metavar="PATH",
                         help="papers to start from, read from a reference manager's export "
                              "(.bib BibTeX/BibLaTeX or .ris; another name is told by its "
@@ -238,22 +234,22 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def build_request(args: argparse.Namespace, settings: Settings,
-                  given: Sequence[str] = ()) -> SearchRequest:
+                  given_papers: Sequence[str] = ()) -> SearchRequest:
     """The request of the command line, checked before any run exists: a bad value or a
     query without a word ends here as InvalidRequest, naming the flag and its range.
-    `given` are the graph ids of the papers to start from (`given_papers`)."""
+    `given_papers` are the graph ids of the papers to start from."""
     from crase.search.text_ranking import has_searchable_word
 
     overrides = {name: getattr(args, name) for name in SEARCH_FLAGS
                  if getattr(args, name) is not None}
-    query = args.query.strip() if given else args.query
+    query = args.query.strip() if given_papers else args.query
     # First: "*" or "" would otherwise be called too short, and "***" still has no word.
     # Starting from papers, the query may be left out, but text given must hold a word.
-    if (query or not given) and not has_searchable_word(query):
+    if (query or not given_papers) and not has_searchable_word(query):
         raise InvalidRequest(NO_WORDS)
     try:
         return SearchRequest.model_validate({
-            "query": query, "seed_ids": list(given),
+            "query": query, "given_papers": list(given_papers),
             "params": {**settings.search.model_dump(), **overrides},
             "reference_year": args.reference_year, "exclude": args.exclude})
     except ValidationError as err:
@@ -275,7 +271,7 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     with Graph.connect(settings.database) as graph:
         given = resolve_entries(graph, entries) if entries else None
         if given is not None:
-            request = request.model_copy(update={"seed_ids": given.ids})
+            request = request.model_copy(update={"given_papers": given.ids})
             if not args.json:  # the JSON carries them (given_papers)
                 print_given(given)
         encoder = paper_encoder(settings.models.paper_encoder)
@@ -303,15 +299,16 @@ def search_papers(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
+def given_entries(args: argparse.Namespace) -> list["ReferenceEntry"]:
     """The papers to start from as the command line names them: each --from, then each
     --from-file's entries (a file that cannot be read ends here, before the database)."""
-    if not args.given and not args.given_files:
+    if not args.given_papers and not args.given_paper_files:
         return []
-    from crase.api.given_papers import read_reference_file, typed_entries
+    from crase.reference_lists import read_reference_file
+    from crase.search.given_papers import typed_entries
 
-    entries = typed_entries(args.given)
-    for path in args.given_files:
+    entries = typed_entries(args.given_papers)
+    for path in args.given_paper_files:
         entries += read_reference_file(path)
     if not entries:
         raise InvalidRequest("--from names no paper (only empty text); give an id, arXiv "
@@ -319,10 +316,10 @@ def given_entries(args: argparse.Namespace) -> list["GivenEntry"]:
     return entries
 
 
-def resolve_entries(graph: "Graph", entries: list["GivenEntry"]) -> "GivenPapers":
+def resolve_entries(graph: "Graph", entries: list["ReferenceEntry"]) -> "GivenPapers":
     """The given papers found in the graph; every entry not found is printed on stderr,
     one a line, before the search is refused (GivenPapersUnknown)."""
-    from crase.api.given_papers import require_all_found, resolve_given
+    from crase.search.given_papers import require_all_found, resolve_given
 
     given = resolve_given(graph, entries)
     for entry in given.unknown:
@@ -442,11 +439,11 @@ def print_result(result: "SearchResult", settings: Settings,
 
 
 def seed_source(seed: "Seed") -> str:
-    from crase.search.seeds import GIVEN, QUERY_ITSELF
+    from crase.search.seeds import FIXED, QUERY_ITSELF
 
     if seed.sub_query_index == QUERY_ITSELF:
         return f"the query itself, text rank {seed.relevance_rank}"
-    if seed.sub_query_index == GIVEN:
+    if seed.sub_query_index == FIXED:
         return "the caller"
     return f"sub-query {seed.sub_query_index}, text rank {seed.relevance_rank}"
 

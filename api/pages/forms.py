@@ -6,12 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from crase.api.given_papers import resolve_typed
 from crase.api.routes.ideas import IdeaBody, build_idea_request
 from crase.api.routes.searches import SearchBody, build_request
 from crase.errors import InvalidRequest
 from crase.graph import Graph
 from crase.idea.request import IdeaRequest
+from crase.search.given_papers import resolve_typed
 from crase.search.request import SearchRequest
 from crase.settings import SearchSettings, Settings, choices
 
@@ -35,10 +35,10 @@ SEARCH_CHOICES = {name: options for name in SEARCH_FIELDS
 SEARCH_BOUNDS = {name: number_bounds(SearchSettings, name) for name in SEARCH_FIELDS
                  if name not in SEARCH_CHOICES}
 IDEA_MODES = ("retrieval_eval", "full_report")
-GIVEN_FIELD = "given"  # the "Start from papers" box
+GIVEN_FIELD = "given_papers"  # the "Start from papers" box
 
 
-def given(form: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
+def filled(form: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
     """The fields filled in; an empty field keeps the server's default."""
     return {name: value.strip() for name in names if (value := form.get(name, "")).strip()}
 
@@ -62,15 +62,15 @@ def search_request(form: Mapping[str, str], settings: Settings, graph: Graph) ->
     """The form's search; the papers in its "Start from papers" box are resolved first
     (GivenPapersUnknown names every line not found)."""
     body = validated(SearchBody, {"query": form.get("query", "").strip(),
-                                  "seed_ids": given_lines(form),
-                                  "params": given(form, SEARCH_FIELDS)})
-    ids = (resolve_typed(graph, body.seed_ids, settings.api.given_papers_max_titles)
-           if body.seed_ids else [])
+                                  "given_papers": given_lines(form),
+                                  "params": filled(form, SEARCH_FIELDS)})
+    ids = (resolve_typed(graph, body.given_papers, settings.api.given_papers_max_titles)
+           if body.given_papers else [])
     return build_request(body, settings.search, ids)
 
 
 def idea_request(form: Mapping[str, str], settings: Settings) -> IdeaRequest:
-    values: dict[str, Any] = {"idea": form.get("idea", "").strip(), **given(
+    values: dict[str, Any] = {"idea": form.get("idea", "").strip(), **filled(
         form, ("mode", "year_min", "year_max"))}
     return build_idea_request(validated(IdeaBody, values), settings.idea)
 

@@ -135,7 +135,7 @@ class RunView(BaseModel):
     seeds: list[RunSeed]
     given_papers: list[GivenPaperView] = Field(
         default_factory=list,
-        description="A search from papers: the papers it started from (its seed_ids), each "
+        description="A search from papers: the papers it started from (its given_papers), each "
                     "a seed and never a result; each result's evidence.reached_from names "
                     "the one it connects to")
     results: list[RunResult]

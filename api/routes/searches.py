@@ -1,7 +1,8 @@
 """POST /searches: start an evidence-graph search; it runs in the background.
-`seed_ids` names papers to start from (graph ids, arXiv ids, DOIs or titles): they are
-resolved before the run is queued (api/given_papers.py), an unknown one is refused with
-all of them listed (422, `unknown`), and the query may then be empty.
+`given_papers` names papers to start from (graph ids, arXiv ids, DOIs or titles): they are
+resolved before the run is queued (search/given_papers.py), an unknown one is refused with
+all of them listed (422, `unknown`), and the query may then be empty. Its name until this
+release, `seed_ids`, is still read (RENAMED_BODY_FIELDS), with a deprecation message.
 `params.source` ("local", "semantic-scholar" or "openalex") says where seeds and
 neighbourhood come from; a provider's search needs the server's providers enabled. A
 request sets run parameters only (`SearchParams`): provider addresses, keys and switches
@@ -10,7 +11,7 @@ are the operator's.
 A search is accepted only while the database answers (else 503), so no accepted run is lost.
 """
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from litestar import Controller, post
 from litestar.di import NamedDependency
@@ -24,16 +25,21 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from crase.api.bulkheads import Bulkheads
-from crase.api.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.api.runs import RunRegistry
 from crase.errors import InvalidRequest
 from crase.graph import Graph
+from crase.search.given_papers import MAX_ENTRY_CHARS, resolve_typed
 from crase.search.request import MAX_GIVEN_PAPERS, MIN_QUERY_CHARS, SearchRequest
 from crase.search.text_ranking import has_searchable_word
-from crase.settings import SearchSettings, Settings, request_fields
+from crase.settings import SearchSettings, Settings, renamed_settings, request_fields
+
+# Fields of the body renamed in this release, old name -> new: the old name is still read,
+# with a deprecation message, until the next release.
+RENAMED_BODY_FIELDS = {"seed_ids": "given_papers"}
 
 
 # The base is built from SearchSettings at import, which a type checker cannot follow.
@@ -48,7 +54,7 @@ class SearchParams(request_fields(SearchSettings)):  # type: ignore[misc]
     settings_prefix: ClassVar[str] = "CRASE_SEARCH__"
 
 
-# An entry of seed_ids: text, trimmed, that is not empty.
+# An entry of given_papers: text, trimmed, that is not empty.
 GivenEntry = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1,
                                               max_length=MAX_ENTRY_CHARS)]
 
@@ -57,7 +63,7 @@ class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # Before the query, which is checked against it (`asks_something`).
-    seed_ids: list[GivenEntry] = Field(
+    given_papers: list[GivenEntry] = Field(
         default_factory=list, max_length=MAX_GIVEN_PAPERS,
         description="Papers to start from, each a graph paper id, an arXiv id (any spelling: "
                     "arXiv:hep-th/9901001v2, an abs URL), a DOI (or its doi.org URL) or an "
@@ -70,7 +76,7 @@ class SearchBody(BaseModel):
     query: str = Field(
         "", max_length=4000, validate_default=True,
         description=f"The research question (at least {MIN_QUERY_CHARS} characters); may be "
-                    "left out when seed_ids names papers to start from")
+                    "left out when given_papers names papers to start from")
     params: SearchParams | None = Field(
         None, description="Run parameters (L, m, theta, tau, beta, alpha, k, hops, walk, ...)")
     reference_year: int | None = Field(
@@ -79,24 +85,29 @@ class SearchBody(BaseModel):
         default_factory=list, max_length=10_000,
         description="Paper ids left out with all their edges")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return renamed_settings(data, RENAMED_BODY_FIELDS, "", what="the field")
+
     @field_validator("query")
     @classmethod
     def asks_something(cls, query: str, info: ValidationInfo) -> str:
-        if len(query.strip()) < MIN_QUERY_CHARS and not info.data.get("seed_ids"):
+        if len(query.strip()) < MIN_QUERY_CHARS and not info.data.get("given_papers"):
             raise ValueError(f"give a query of at least {MIN_QUERY_CHARS} characters, or "
-                             "seed_ids (papers to start from), or both")
+                             "given_papers (papers to start from), or both")
         return query
 
 
 class SearchRefused(BaseModel):
-    """How the app words every refused request (api/app.py), with the entries of seed_ids
-    that were not found where that is why."""
+    """How the app words every refused request (api/app.py), with the entries of
+    given_papers that were not found where that is why."""
 
     status_code: int
     error: str = Field(description="The error's name: GivenPapersUnknown, InvalidRequest, ...")
     detail: str = Field(description="One line: what is wrong and what to do")
     unknown: list[str] | None = Field(
-        None, description="GivenPapersUnknown: every seed_ids entry not found, as given")
+        None, description="GivenPapersUnknown: every given_papers entry not found, as given")
 
 
 class SearchAccepted(BaseModel):
@@ -106,9 +117,10 @@ class SearchAccepted(BaseModel):
 
 
 def build_request(body: SearchBody, defaults: SearchSettings,
-                  seed_ids: list[str] | None = None) -> SearchRequest:
-    """The search the body asks for; `seed_ids` are the graph ids its seed_ids resolved to
-    (`resolve_typed`), which the request carries instead of the entries as typed."""
+                  given_papers: list[str] | None = None) -> SearchRequest:
+    """The search the body asks for; `given_papers` are the graph ids its given_papers
+    resolved to (`resolve_typed`), which the request carries instead of the entries as
+    typed."""
     if body.query.strip() and not has_searchable_word(body.query):
         raise InvalidRequest("query: it holds no word to search for; give a question in words")
     given = body.params.model_dump(exclude_unset=True) if body.params else {}
@@ -119,7 +131,7 @@ def build_request(body: SearchBody, defaults: SearchSettings,
         problems = "; ".join(f"params.{'.'.join(str(p) for p in e['loc']) or 'body'}: "
                              f"{e['msg']}" for e in err.errors(include_url=False))
         raise InvalidRequest(problems) from err
-    return SearchRequest(query=body.query.strip(), seed_ids=seed_ids or [], params=params,
+    return SearchRequest(query=body.query.strip(), given_papers=given_papers or [], params=params,
                          reference_year=body.reference_year, exclude=body.exclude)
 
 
@@ -133,7 +145,7 @@ class SearchController(Controller):
           responses={422: ResponseSpec(
               SearchRefused, generate_examples=False,
               description="The request cannot be run: a query without a word, parameters "
-                          "that leave it no seeds, or seed_ids entries not in the graph "
+                          "that leave it no seeds, or given_papers entries not in the graph "
                           "(GivenPapersUnknown, each listed in `unknown`)")})
     def start_search(self, data: JSONBody[SearchBody], registry: NamedDependency[RunRegistry],
                      settings: NamedDependency[Settings], graph: NamedDependency[Graph],
@@ -145,9 +157,10 @@ class SearchController(Controller):
     def accept(data: SearchBody, registry: RunRegistry, settings: Settings, graph: Graph,
                bulkheads: Bulkheads) -> SearchAccepted:
         given: list[str] = []
-        if data.seed_ids:
+        if data.given_papers:
             with bulkheads.slot("given_papers"):
-                given = resolve_typed(graph, data.seed_ids, settings.api.given_papers_max_titles)
+                given = resolve_typed(graph, data.given_papers,
+                                      settings.api.given_papers_max_titles)
         request = build_request(data, settings.search, given)
         source = request.params.source
         if source != "local" and not settings.providers.enabled:

@@ -7,6 +7,7 @@ report -> reporter (with refine_fulltext on the assessor endpoint).
 """
 
 
+from crase.idea.final_order import final_order_at
 from crase.idea.roles.model import (
     ModelAssessor,
     ModelExpert,
@@ -56,7 +57,8 @@ def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
                                       if models.neighbour_scorer.configured
                                       else offline_assessor)
     expert: Expert | None = (ModelExpert(models.expert) if models.expert.configured
-                             else OfflineExpert(encoder) if encoder is not None else None)
+                             else OfflineExpert(encoder, final_order_at(models.idea_order_model))
+                             if encoder is not None else None)
     reporter: Reporter = (ModelReporter(models.reporter, models.assessor
                                         if models.assessor.configured else None)
                           if models.reporter.configured else OfflineReporter())

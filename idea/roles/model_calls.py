@@ -99,6 +99,9 @@ class ShortlistEntry:
     # The work's place in the idea's own text ranking (BM25 and embeddings fused, as the
     # search ranks a query); None beyond its depth. Not sent to a model.
     text_rank: int | None = None
+    # Links of the citation gate between the work and the idea's seeds (a seed it cites or
+    # that cites it); the learned final order reads them. Not sent to a model.
+    neighbour_links: int = 0
 
     @property
     def supplied(self) -> SuppliedEvidence:

@@ -12,6 +12,10 @@ deterministic, named "offline-..." so it is never mistaken for a model.
   ranking, not put last. Top min(5, n) by fused score, ties by shortlist order; its reply
   passes the same validation as a model's. Hit@5 on CSFCube: 0.674 with the earlier
   weighted mean of scores, 0.744 with the fusion, 0.791 with the text rank added.
+- With a learned final order (idea/final_order.py; the default), the works are ordered
+  by its score over the fused score and the work's citation links to the idea's seeds,
+  ties by the fused score; the backend is then named `offline-expert-learned@1:<model>`,
+  so the audit says which model ordered the five.
 """
 
 import json
@@ -21,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from crase.idea.expert import ExpertOutcome, check_and_build, failed_outcome
+from crase.idea.final_order import FinalOrderModel, feature_rows
 from crase.idea.roles import model_calls
 from crase.idea.roles.offline_assessor import paper_text
 from crase.idea.selection import bm25_scores
@@ -33,6 +38,7 @@ from crase.prompts.replies import allowed_source
 from crase.search.text_ranking import BM25_WEIGHT, fuse
 
 EXPERT = "offline-expert-fused@3"
+LEARNED_EXPERT = "offline-expert-learned@1"
 # Weights of the offline expert's rankings in the reciprocal-rank fusion.
 EXPERT_WEIGHTS = {"similarity": 1.0, "text_rank": 1.0, "lexical": BM25_WEIGHT,
                   "grade": BM25_WEIGHT, "fulltext": BM25_WEIGHT}
@@ -41,24 +47,37 @@ EXPERT_WEIGHTS = {"similarity": 1.0, "text_rank": 1.0, "lexical": BM25_WEIGHT,
 class OfflineExpert:
     """A documented deterministic scorer standing in for the expert model."""
 
-    name = EXPERT
-
-    def __init__(self, encoder: TextEncoder) -> None:
+    def __init__(self, encoder: TextEncoder, order: FinalOrderModel | None = None) -> None:
         self.encoder = encoder
+        self.order = order
+        self.name = f"{LEARNED_EXPERT}:{order.name}" if order else EXPERT
 
     def rank(self, runner: ModelRunner, structure: IdeaStructure,
              entries: Sequence[model_calls.ShortlistEntry]) -> ExpertOutcome:
         if not entries:
-            return failed_outcome(EXPERT, "missing_input", "empty shortlist")
+            return failed_outcome(self.name, "missing_input", "empty shortlist")
         signals = self.signals(structure, entries)
-        order = sorted(range(len(entries)), key=lambda i: (-signals[i]["score"], i))
+        self.add_learned_scores(signals, entries)
+        order = sorted(range(len(entries)), key=lambda i: (
+            -signals[i].get("learned", 0.0), -signals[i]["score"], i))
         count = min(5, len(entries))
         reply = {"candidates": [
             {"rank": rank, "paper_id": entries[i].paper.id,
              "expert_reason": describe(signals[i]),
              "evidence_source": allowed_source(entries[i].supplied)}
             for rank, i in enumerate(order[:count], start=1)]}
-        return check_and_build(EXPERT, json.dumps(reply), entries)
+        return check_and_build(self.name, json.dumps(reply), entries)
+
+    def add_learned_scores(self, signals: list[dict[str, Any]],
+                           entries: Sequence[model_calls.ShortlistEntry]) -> None:
+        """Each work's score under the learned final order, where there is one."""
+        if self.order is None:
+            return
+        rows = feature_rows([s["score"] for s in signals], [e.neighbour_links for e in entries])
+        for signal, entry, learned in zip(signals, entries, self.order.scores(rows),
+                                          strict=True):
+            signal["learned"] = float(learned)
+            signal["neighbour_links"] = entry.neighbour_links
 
     def signals(self, structure: IdeaStructure,
                 entries: Sequence[model_calls.ShortlistEntry]) -> list[dict[str, Any]]:
@@ -107,7 +126,11 @@ def signal_ranking(signals: list[dict[str, Any]], name: str) -> list[str]:
 def describe(signal: dict[str, Any]) -> str:
     parts = signal["parts"]
     basis = "idea-abstract" if signal["has_abstract"] else "idea-title (no abstract)"
-    first = (f"Offline fused rank score {signal['score']:.4f}: {basis} cosine "
+    learned = (f"Learned final order score {signal['learned']:.4f} from "
+               f"{signal['neighbour_links']} citation link(s) to the idea's seeds and the "
+               if "learned" in signal else "")
+    first = (f"{learned}{'o' if learned else 'O'}ffline fused rank score "
+             f"{signal['score']:.4f}: {basis} cosine "
              f"{parts['similarity']:.2f}, lexical {parts['lexical']:.2f}")
     if "grade" in parts:
         covered = ", ".join(signal["covered"]) or "no facet"

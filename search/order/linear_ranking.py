@@ -5,7 +5,7 @@ release: on cs768, which no model was trained on, LambdaRank lost to them on ful
 (R@50 -0.011) and on titles (MAP@50 -0.012), so only the `papers` form changed learner
 (docs/retrieval-quality.md). Those models were fit by the previous release's trainer
 (`crase train-order` at e6b9ce2: listwise softmax, full-batch Adam); this version reads
-them and orders with them, and trains LambdaRank only (search/order/lambdarank.py).
+them and orders with them, and trains LambdaRank only (models/lambdarank.py).
 
 Each term of the sum is that feature's contribution, so every result can show which
 evidence placed it, as LambdaRank's SHAP values do.

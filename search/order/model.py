@@ -1,6 +1,6 @@
 """The learned ranking: one model per query form over the candidates' features
 (search/order/features.py), trained from a corpus's own citations
-(search/order/training.py): LightGBM's LambdaRank (search/order/lambdarank.py), or a linear
+(search/order/training.py): LightGBM's LambdaRank (models/lambdarank.py), or a linear
 model of the previous release kept where it measured better (search/order/linear_ranking.py).
 
 Queries come in forms (search/request.py: query_form): `text` (a title and two sentences,
@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from crase.errors import OrderModelInvalid, RankingModelInvalid
-from crase.search.order import lambdarank, linear_ranking
+from crase.models import lambdarank
+from crase.models.lambdarank import RankingModel
+from crase.search.order import linear_ranking
 from crase.search.order.features import FEATURES, Candidates
-from crase.search.order.lambdarank import RankingModel
 from crase.search.order.linear_ranking import LinearRanking
 from crase.search.request import ORDER_FORMS
 

@@ -19,7 +19,7 @@ the rest of its references the answer (the given papers are never candidates); `
 one sentence of its abstract drawn with the seed (as CSFCube asks a query paper's
 background, method or result sentence).
 
-Each form's model is LightGBM's LambdaRank (search/order/lambdarank.py), fit on that form's
+Each form's model is LightGBM's LambdaRank (models/lambdarank.py), fit on that form's
 queries alone: one group of candidates per query, 1 for each of its relevant candidates.
 Queries whose candidates hold no relevant paper teach nothing and are left out of the fit
 (counted in the description). The same queries and settings give the same files to the
@@ -36,9 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.graph import Graph
+from crase.models.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
 from crase.scoring.tex import plain_text
 from crase.search.order.features import FEATURES, Candidates
-from crase.search.order.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
 from crase.search.order.model import OrderModel, OrderModels
 from crase.search.request import ORDER_FORMS, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
@@ -160,7 +160,7 @@ def training_search(graph: Graph, backends: SearchBackends, params: SearchSettin
     hidden, nothing recorded."""
     search = Search(graph, backends, SearchRequest(
         query=query, params=params.model_copy(update={"order": "learned"}), exclude=excluded,
-        seed_ids=list(given)))
+        given_papers=list(given)))
     return search, gather_evidence(search)
 
 

@@ -10,7 +10,7 @@ running searches use), the gds.graph.project aggregation function, dbms.* proced
 SHOW USERS (query type 's'), db.clearQueryCaches. APOC is not installed: CALL apoc.* is
 an unknown procedure (400).
 
-The statements tried are bench/probe.py's ANALYST_WRITES, the one list of writes the
+The statements tried are tests/probe/probe.py's ANALYST_WRITES, the one list of writes the
 endpoint must refuse; the adversarial probe tries the same list in variants.
 """
 
@@ -20,11 +20,11 @@ import pytest
 from litestar.testing import TestClient
 
 from crase.api.app import create_app
-from crase.bench.probe import ANALYST_WRITES
 from crase.graph import Graph
 from crase.settings import DatabaseSettings, Settings
 from tests.api.conftest import API_KEY, api_settings_for
 from tests.conftest import clean_graph
+from tests.probe.probe import ANALYST_WRITES
 from tests.recording_graph import RecordingGraph
 
 

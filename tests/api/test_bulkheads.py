@@ -76,7 +76,7 @@ def test_a_busy_kind_answers_429_at_once_and_the_rest_of_the_api_answers(
     assert "api.text_tools_max_in_flight" in busy.json()["detail"]
     assert client.get("/health").status_code == 200
     # Another kind has slots of its own: a search from a paper is resolved meanwhile.
-    search = client.post("/searches", json={"query": "", "seed_ids": ["Brane New World"]})
+    search = client.post("/searches", json={"query": "", "given_papers": ["Brane New World"]})
     assert search.json()["error"] == "GivenPapersUnknown"  # resolved (no rows), not busy
     assert time.monotonic() - started < 10
     release.set()
@@ -96,13 +96,13 @@ def app(tmp_path: Path) -> Iterator[TestClient]:
 
 def test_a_search_names_at_most_the_cap_of_papers_by_title_alone(app: TestClient) -> None:
     titles = [f"A title of paper number {n}" for n in range(4)]
-    refused = app.post("/searches", json={"query": "", "seed_ids": titles})
+    refused = app.post("/searches", json={"query": "", "given_papers": titles})
     assert refused.status_code == 400 and refused.json()["error"] == "ParameterAboveServerCap"
     detail = refused.json()["detail"]
     assert "4 of the papers to start from are named by a title alone" in detail
     assert "api.given_papers_max_titles" in detail
     # Identifiers do not count against it.
-    named = app.post("/searches", json={"query": "", "seed_ids": [
+    named = app.post("/searches", json={"query": "", "given_papers": [
         *titles[:3], "hep-th/0003052", "10.1000/xyz"]})
     assert named.json()["error"] == "GivenPapersUnknown"
 

@@ -1,7 +1,7 @@
 """A search that starts from papers, on every surface, against a real Neo4j: the entries
 resolved (graph ids, arXiv ids and DOIs in any spelling, exact titles; the rest listed),
 reference files (BibTeX, RIS, and a run's own exports) read into seeds, `crase search
---from/--from-file` end to end, and `POST /searches` with `seed_ids` (the given papers
+--from/--from-file` end to end, and `POST /searches` with `given_papers` (the given papers
 never among the results, each result's evidence naming the given paper it connects to,
 unknown entries a 422 that lists them all).
 
@@ -20,12 +20,9 @@ from litestar.testing import TestClient
 from crase.api.app import create_app
 from crase.api.batch_loads import load_batch
 from crase.api.cli import main
-from crase.api.given_papers import (
-    reference_file_entries,
-    resolve_given,
-    typed_entries,
-)
 from crase.graph import Graph
+from crase.reference_lists import reference_file_entries
+from crase.search.given_papers import resolve_given, typed_entries
 from crase.settings import DatabaseSettings, Settings
 from tests.api.conftest import API_KEY, api_settings_for, wait_for_run
 from tests.api.corpus import UNRELATED, fixture_corpus
@@ -81,7 +78,7 @@ def api(loaded: tuple[Graph, Settings]) -> Iterator[TestClient]:
 def from_papers_run(api: TestClient) -> dict[str, Any]:
     """A search from three papers named three ways, no query, run to the end."""
     response = api.post("/searches", json={
-        "seed_ids": ["arXiv:hep-th/9400410v2", "https://doi.org/10.1000/holo.5",
+        "given_papers": ["arXiv:hep-th/9400410v2", "https://doi.org/10.1000/holo.5",
                      "tachyon-02"],
         "params": SEARCH_PARAMS})
     assert response.status_code == 202, response.text
@@ -131,7 +128,7 @@ def test_a_search_from_papers_over_http_names_the_given_paper_of_each_result(
         from_papers_run: dict[str, Any]) -> None:
     run = from_papers_run
     given = ["holography-04", "holography-05", "tachyon-02"]
-    assert run["params"]["seed_ids"] == given and run["query"] == ""
+    assert run["params"]["given_papers"] == given and run["query"] == ""
     assert [(p["id"], bool(p["title"])) for p in run["given_papers"]] == [
         (paper, True) for paper in given]
     assert [s["paper_id"] for s in run["seeds"]] == given
@@ -146,7 +143,7 @@ def test_unknown_entries_are_a_422_listing_every_one_and_no_run_starts(
         api: TestClient, from_papers_run: dict[str, Any]) -> None:
     runs_before = api.get("/runs").json()["total"]
     response = api.post("/searches", json={"query": "tachyon condensation",
-                                           "seed_ids": ["tachyon-02", *UNKNOWN]})
+                                           "given_papers": ["tachyon-02", *UNKNOWN]})
     assert response.status_code == 422, response.text
     body = response.json()
     assert body["error"] == "GivenPapersUnknown" and body["unknown"] == UNKNOWN
@@ -156,16 +153,16 @@ def test_unknown_entries_are_a_422_listing_every_one_and_no_run_starts(
     assert "\n" not in body["detail"]
     assert api.get("/runs").json()["total"] == runs_before
     # Neither a query nor papers: nothing to search for.
-    empty = api.post("/searches", json={"query": " ", "seed_ids": []})
-    assert empty.status_code == 400 and "seed_ids" in empty.json()["detail"]
-    blank = api.post("/searches", json={"seed_ids": [" "]})
-    assert blank.status_code == 400 and "seed_ids.0" in blank.json()["detail"]
+    empty = api.post("/searches", json={"query": " ", "given_papers": []})
+    assert empty.status_code == 400 and "given_papers" in empty.json()["detail"]
+    blank = api.post("/searches", json={"given_papers": [" "]})
+    assert blank.status_code == 400 and "given_papers.0" in blank.json()["detail"]
 
 
-def test_the_schema_describes_seed_ids(api: TestClient) -> None:
+def test_the_schema_describes_given_papers(api: TestClient) -> None:
     schema = api.get("/schema/openapi.json").json()
     body = schema["components"]["schemas"]["SearchBody"]
-    assert "DOI" in body["properties"]["seed_ids"]["description"]
+    assert "DOI" in body["properties"]["given_papers"]["description"]
     assert "query" not in body.get("required", [])
     refused = schema["paths"]["/searches"]["post"]["responses"]["422"]
     assert "GivenPapersUnknown" in refused["description"]

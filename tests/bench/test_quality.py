@@ -10,7 +10,6 @@ import pytest
 
 from crase.bench.evaluation import Scored, evaluate
 from crase.bench.quality import DatasetSpec, Options, resolve_queries, run_quality
-from crase.bench.query_sets import read_query_file
 from crase.bench.systems import BenchQuery, bm25_system, search_request
 from crase.errors import EvaluationError
 from crase.graph import Graph
@@ -142,27 +141,6 @@ def test_bm25_never_returns_the_source_paper(graph: Graph) -> None:
 # --- query forms: empty queries and given papers ---------------------------------------
 
 
-def test_old_query_lines_read_as_before_and_new_fields_are_checked(tmp_path: Path) -> None:
-    plain = {"query_id": "q1", "query": "Strings on pp-waves. We study strings.",
-             "source_paper_id": "s", "relevant_ids": ["a", "b"], "source_year": 2003}
-    seeded = {"query_id": "q2", "query": "", "source_paper_id": "s",
-              "relevant_ids": ["b"], "seed_ids": ["a"]}
-    path = tmp_path / "queries.jsonl"
-    path.write_text(json.dumps(plain) + "\n\n" + json.dumps(seeded) + "\n")
-    assert read_query_file(path) == [plain, seeded]
-    bad = {"an empty query without seed_ids": {**plain, "query": "  "},
-           "seed_ids naming the source": {**seeded, "seed_ids": ["a", "s"]},
-           "seed_ids not a list of ids": {**seeded, "seed_ids": "a"},
-           "a query that is not a string": {**plain, "query": None},
-           "no relevant_ids": {key: value for key, value in plain.items()
-                               if key != "relevant_ids"}}
-    for why, row in bad.items():
-        path.write_text(json.dumps(plain) + "\n" + json.dumps(row) + "\n")
-        with pytest.raises(EvaluationError, match=r"queries.jsonl:2: ") as err:
-            read_query_file(path)
-        assert "give" in str(err.value) or "remove" in str(err.value), why
-
-
 def test_given_papers_are_never_counted_as_found() -> None:
     query = BenchQuery("q", "", frozenset({"r1", "r2"}), "s", 2003, seed_ids=("g1", "g2"))
     plain = BenchQuery("p", "text", frozenset({"r1", "g1"}), "s", 2003)
@@ -182,10 +160,10 @@ def test_a_plain_query_makes_the_request_it_always_made() -> None:
     assert search_request(query, params, None, None) == SearchRequest(
         query="Strings on pp-waves", params=params, exclude=["s"])
     seeded = BenchQuery("q", "Strings on pp-waves", frozenset({"r"}), "s", 2003, ("g",))
-    assert search_request(seeded, params, 2003, None).seed_ids == ["g"]
+    assert search_request(seeded, params, 2003, None).given_papers == ["g"]
     empty = BenchQuery("q", "", frozenset({"r"}), "s", 2003, ("g",))
     request = search_request(empty, params, None, None)
-    assert (request.query, request.seed_ids, request.seed_override) == ("", ["g"], None)
+    assert (request.query, request.given_papers, request.seed_override) == ("", ["g"], None)
     # The corruption test's replacement seeds are still an override.
     assert search_request(query, params, None, ["x"]).seed_override == ["x"]
     nothing = BenchQuery("q", "", frozenset({"r"}), "s", 2003)

@@ -15,9 +15,9 @@ from crase.bench.query_forms import (
     keyphrase_terms,
     write_forms,
 )
-from crase.bench.query_sets import read_query_file
 from crase.errors import EvaluationError
 from crase.prompts.replies import QuestionReply, check_question
+from crase.search.query_sets import read_query_file
 from crase.settings import Settings
 from tests.llm.chat_server import ChatServer, Reply
 from tests.sample_slice import SAMPLE

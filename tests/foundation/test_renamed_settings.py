@@ -1,8 +1,9 @@
 """The walk and the order model have distinct names since the settings `search.ranker`
 (now `search.walk`) and `ranker_model` (then `order_model`, now `models.order_model`,
-beside the other learned model file) and the command `crase train-ranker` (now `crase
-train-order`) were renamed; the old names still work for one release, each with a
-one-line deprecation message."""
+beside the other learned model files) and the command `crase train-ranker` (now `crase
+train-order`) were renamed, and the papers a search starts from are its given papers
+since the HTTP field `seed_ids` became `given_papers`; the old names still work for one
+release, each with a one-line deprecation message."""
 
 import argparse
 from pathlib import Path
@@ -103,3 +104,11 @@ def test_the_old_command_name_runs_the_new_command_with_one_line(
     assert err[0] == ("crase: deprecated: `crase train-ranker` is now `crase train-order`; "
                       "the old name works until the next release")
     assert code == 2 and "cannot read query file /nonexistent/queries.jsonl" in err[1]
+
+
+def test_an_http_search_naming_seed_ids_starts_from_those_papers_with_a_message() -> None:
+    from crase.api.routes.searches import SearchBody
+
+    with pytest.warns(FutureWarning, match="the field seed_ids is now given_papers"):
+        body = SearchBody.model_validate({"seed_ids": ["hep-th/9711200"]})
+    assert body.given_papers == ["hep-th/9711200"] and body.query == ""

@@ -48,7 +48,7 @@ def test_a_large_list_is_kept_by_its_count_hash_and_first_items() -> None:
 
 
 def test_a_small_request_is_kept_whole_and_a_long_text_by_its_length() -> None:
-    small = {"query": "tachyon condensation", "seed_ids": ["9901001", "9902002"],
+    small = {"query": "tachyon condensation", "given_papers": ["9901001", "9902002"],
              "params": {"k": 5, "tau": 0.1}}
     assert summarise_request(small) == small
     text = "z" * (STORED_CHARS + 1)

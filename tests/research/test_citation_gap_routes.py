@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from crase import bibtex
 from crase.graph import Graph
-from crase.research import bibtex
 from crase.settings import Settings
 from tests.api.test_openapi_fuzz import POISONS, poisoned, post, post_bodies, schema_paths
 from tests.research.test_citation_gaps import client_for

@@ -13,6 +13,7 @@ import pytest
 
 from crase.api.cli import main
 from crase.graph import Graph
+from crase.reference_lists import read_reference_list
 from crase.research.evolution import (
     NOTE,
     EvolutionMap,
@@ -20,7 +21,6 @@ from crase.research.evolution import (
     PaperPair,
     map_evolution,
 )
-from crase.research.reference_lists import read_reference_list
 from crase.search.text_ranking import query_hits
 from tests.conftest import clean_graph
 from tests.sample_slice import load_sample_slice

@@ -1,5 +1,5 @@
 """The numpy MiniLM encoder against vectors computed by sentence-transformers itself
-(fixtures/minilm_reference.json, made by bench/minilm_reference.py in a separate virtualenv
+(fixtures/minilm_reference.json, made by minilm_reference.py in a separate virtualenv
 with torch; the project does not need torch)."""
 
 import importlib.util

@@ -1,9 +1,8 @@
-"""A search that starts from papers the user already knows (`seed_ids`): the given papers
+"""A search that starts from papers the user already knows (`given_papers`): the given papers
 are the walk's seeds, never a result, and a search from papers alone asks its text lists
 with the given papers' titles. Unknown given papers are refused before any Run exists,
 each one named."""
 
-from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -41,7 +40,7 @@ def test_given_papers_seed_the_walk_and_are_never_results(
         sample: tuple[Graph, list[str]], backends: SearchBackends, order: str,
         query: str) -> None:
     graph, given = sample
-    request = SearchRequest(query=query, seed_ids=given,
+    request = SearchRequest(query=query, given_papers=given,
                             params=SearchSettings(k=10, order=order, weighting="uniform"))
     result = run_search(graph, backends, request)
 
@@ -62,10 +61,10 @@ def test_a_search_from_papers_alone_asks_its_text_with_their_titles(
     graph, given = sample
     # k past what the walk reaches, so that the text fill places the last papers.
     params = SearchSettings(k=500, order="walk", weighting="uniform", fill="text")
-    alone = run_search(graph, backends, SearchRequest(query="", seed_ids=given, params=params))
+    alone = run_search(graph, backends, SearchRequest(query="", given_papers=given, params=params))
     titles = " ".join(row["title"] for row in graph.read("read_papers", ids=given))
     worded = run_search(graph, backends,
-                        SearchRequest(query=titles, seed_ids=given, params=params))
+                        SearchRequest(query=titles, given_papers=given, params=params))
 
     assert any(paper.evidence.text_match for paper in alone.results)
     assert [p.id for p in alone.results] == [p.id for p in worded.results]
@@ -76,21 +75,19 @@ def test_unknown_given_papers_are_named_and_no_run_is_opened(
         sample: tuple[Graph, list[str]], backends: SearchBackends) -> None:
     graph, given = sample
     runs_before = cypher(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"]
-    request = SearchRequest(query="", seed_ids=[given[0], "no-such-1", "no-such-2"])
+    request = SearchRequest(query="", given_papers=[given[0], "no-such-1", "no-such-2"])
     with pytest.raises(GivenPapersUnknown) as raised:
         run_search(graph, backends, request)
 
     assert raised.value.unknown == ["no-such-1", "no-such-2"]
-    assert "no-such-1, no-such-2" in str(raised.value)
+    assert '"no-such-1", "no-such-2"' in str(raised.value)
     assert cypher(graph, "MATCH (r:Run) RETURN count(r) AS n")[0]["n"] == runs_before
 
 
 def test_a_request_needs_text_or_papers() -> None:
-    with pytest.raises(ValueError, match="give at least 3 characters, or seed_ids"):
+    with pytest.raises(ValueError, match="give at least 3 characters, or given_papers"):
         SearchRequest(query="  ")
-    request = SearchRequest(query="", seed_ids=["b", "a", "b"])
-    assert request.given == ["b", "a"]
-    assert Counter(request.seed_ids) == Counter({"b": 2, "a": 1})
+    assert SearchRequest(query="", given_papers=["b", "a", "b"]).given_papers == ["b", "a"]
 
 
 def cypher(graph: Graph, text: str) -> list[dict]:

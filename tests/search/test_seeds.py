@@ -4,7 +4,7 @@ from crase.search.seeds import (
     QUERY_ITSELF,
     Seed,
     choose_seeds,
-    given_seeds,
+    fixed_seeds,
     restart_distribution,
 )
 from crase.search.text_ranking import Hit, escape_lucene, fuse
@@ -46,8 +46,8 @@ def test_restart_distribution_sums_a_paper_over_its_searches() -> None:
     assert restart_distribution(seeds, "uniform") == {"a": 0.5, "b": 0.5}
 
 
-def test_given_seeds_weigh_the_same_and_skip_excluded_ones() -> None:
-    seeds = given_seeds(["x", "y", "x", "z"], excluded=["z"])
+def test_fixed_seeds_weigh_the_same_and_skip_excluded_ones() -> None:
+    seeds = fixed_seeds(["x", "y", "x", "z"], excluded=["z"])
     assert [s.paper_id for s in seeds] == ["x", "y"]
     assert restart_distribution(seeds, "uniform") == {"x": 0.5, "y": 0.5}
 

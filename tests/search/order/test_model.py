@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from crase.errors import OrderModelInvalid
+from crase.models.lambdarank import LambdaRankParams
 from crase.search.order.features import FEATURES, Candidates
-from crase.search.order.lambdarank import LambdaRankParams
 from crase.search.order.linear_ranking import LinearRanking
 from crase.search.order.model import (
     MANIFEST,

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from crase import bibtex
 from crase.errors import InvalidRequest
-from crase.research import bibtex
-from crase.research.reference_lists import parse_bibtex
+from crase.reference_lists import parse_bibtex
 
 STRING_BIBTEX = """% A reference list as a reference manager writes it.
 @String{prl = "Phys. Rev. Lett."}

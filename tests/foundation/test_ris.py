@@ -1,10 +1,10 @@
-"""research/ris.py: RIS read line by line in time linear in its length, wrapped values too
+"""crase/ris.py: RIS read line by line in time linear in its length, wrapped values too
 (each wrapped line was added to the stored value by copying it: quadratic, stopped by the
 3 s CPU deadline on a megabyte)."""
 
 import time
 
-from crase.research.ris import MAX_RIS_CHARS, read_ris
+from crase.ris import MAX_RIS_CHARS, read_ris
 
 
 def test_wrapped_values_are_joined_with_one_space_each() -> None:

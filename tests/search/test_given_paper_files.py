@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from crase.api.exports import to_bibtex, to_ris
-from crase.api.given_papers import (
-    read_reference_file,
-    reference_file_entries,
-    typed_entry,
-)
 from crase.errors import InvalidRequest, ReferenceFileUnreadable
-from crase.research.reference_lists import read_reference_list
+from crase.reference_lists import (
+    read_reference_file,
+    read_reference_list,
+    reference_file_entries,
+)
+from crase.search.given_papers import typed_entry
 
 BIBTEX = r"""
 @article{doi_first, title = {A {D}-brane paper}, doi = {10.1000/ABC},

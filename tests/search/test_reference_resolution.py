@@ -11,8 +11,8 @@ import pytest
 
 from crase.graph import Graph
 from crase.ingest.records import Paper
-from crase.research.reference_lists import ReferenceItem, parse_bibtex
-from crase.research.reference_resolution import TITLE_HITS, resolve_references
+from crase.reference_lists import ReferenceItem, parse_bibtex
+from crase.search.reference_resolution import TITLE_HITS, resolve_references
 from crase.search.text_ranking import search_hits
 from tests.conftest import clean_graph
 from tests.sample_slice import SAMPLE, load_sample_slice
@@ -82,7 +82,7 @@ def test_an_arxiv_doi_resolves_to_the_paper_stored_under_its_arxiv_id() -> None:
 
 
 def test_a_title_resolves_to_the_hit_that_agrees_best_and_a_tie_to_none() -> None:
-    from crase.research.reference_resolution import best_title_hit
+    from crase.search.reference_resolution import best_title_hit
     from crase.search.text_ranking import Hit
 
     wanted = "Black hole entropy from string microstates, part 3"
@@ -129,7 +129,8 @@ def test_an_exact_title_resolves_though_it_is_not_among_the_top_text_hits(
 @pytest.mark.integration
 def test_crases_own_bibtex_export_resolves_every_entry_again(sample_graph: Graph) -> None:
     from crase.api.exports import to_bibtex
-    from crase.api.given_papers import reference_file_entries, resolve_given
+    from crase.reference_lists import reference_file_entries
+    from crase.search.given_papers import resolve_given
 
     rows = [json.loads(line) for line in (SAMPLE / "papers.jsonl").open()][:30]
     # Three titles with what the export escapes as \textbackslash{} and braces; set on the

@@ -1,4 +1,7 @@
-"""Reading a benchmark query set: one JSON object a line (../shared/data/README.md).
+"""Reading a query set: one JSON object a line (../shared/data/README.md), a question with
+the papers that answer it. The benchmarks measure the search on such sets, and `crase
+train-order --hold-out` leaves their source papers out of its draw, so the format has
+its home here, below both.
 
 Every line has `query_id`, `query`, `source_paper_id` and `relevant_ids`. Two more forms of
 query come from what researchers type and bring (bench/query_forms.py writes them):
@@ -9,9 +12,7 @@ query come from what researchers type and bring (bench/query_forms.py writes the
   Scored.from_records (bench/evaluation.py) out of every ranked list before scoring.
 
 A line needs query text or seed_ids; a seed may not be the source paper (the source stays
-hidden from every system). A line without the new fields reads exactly as before.
-Kept apart from the quality benchmark, so that a command needing only the file (`crase
-train-order --hold-out`) does not import the benchmark."""
+hidden from every system). A line without the new fields reads exactly as before."""
 
 import json
 from pathlib import Path

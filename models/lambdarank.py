@@ -1,10 +1,12 @@
 """Learned rankings in one library: LightGBM's LambdaRank, fit on groups of candidates
 (one group per query) and stored in LightGBM's own text model format.
 
-The search's learned order (search/order/model.py) uses it for the forms where it
-measured best. A model file is the text LightGBM writes (`Booster.model_to_string`),
-readable by LightGBM's own tools; it names its features, and `from_text` refuses a file
-whose features are not the ones its caller computes, in that order. Nothing is pickled.
+Two learned models use it, so it stays below both of their homes: the search's learned
+order (search/order/model.py) for the forms where it measured best, and the idea
+workflow's final order (idea/final_order.py). A model file is the text LightGBM writes
+(`Booster.model_to_string`), readable by LightGBM's own tools; it names its features, and
+`from_text` refuses a file whose features are not the ones its caller computes, in that
+order. Nothing is pickled.
 
 Training is deterministic: a fixed number of threads, LightGBM's `deterministic` mode and
 fixed seeds, so the same groups and parameters give the same bytes (tests of the trainers
@@ -46,6 +48,9 @@ class LambdaRankParams:
     l2: float = 1.0
     seed: int = 0
     threads: int = 2  # fixed, not the machine's count: LightGBM's result depends on it
+    # Per feature: 1 where the score may only rise with it, -1 only fall, 0 free; empty:
+    # every feature free.
+    monotone: tuple[int, ...] = ()
 
     def lightgbm(self) -> dict[str, Any]:
         return {
@@ -56,7 +61,8 @@ class LambdaRankParams:
             "feature_fraction": self.feature_fraction, "lambda_l2": self.l2,
             "seed": self.seed, "deterministic": True, "force_col_wise": True,
             "num_threads": self.threads, "verbosity": -1,
-        }
+        } | ({"monotone_constraints": list(self.monotone),
+              "monotone_constraints_method": "advanced"} if self.monotone else {})
 
 
 DEFAULT_PARAMS = LambdaRankParams()

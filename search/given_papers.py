@@ -2,54 +2,35 @@
 arXiv id or a DOI in any spelling crase.paper_identity knows, or a title) and the entries
 of a reference file (BibTeX or RIS, as Zotero, Mendeley or `crase export` write it), each
 resolved to one graph paper. `crase search --from/--from-file`, `POST /searches` with
-`seed_ids` and the search page's "Start from papers" box all resolve here.
+`given_papers` and the search page's "Start from papers" box all resolve here, and the
+search itself checks the graph ids it is given here (`require_in_graph`); a file's entries
+are read by crase/reference_lists.py (`read_reference_file`), every one listed.
 
 A typed entry is looked for as a graph id first (as typed, as an arXiv key, as a DOI's
 `doi:` key), then by its DOI or arXiv id, then as a title; a file's entry by its DOI, then
 its arXiv id, then its title. The DOI, arXiv id and title steps are
-crase.research.reference_resolution's, the rule the citation-gap analysis uses: a title
+crase.search.reference_resolution's, the rule the citation-gap analysis uses: a title
 counts only when a full-text hit's words agree with it (word-set overlap of at least
 TITLE_MATCH there; "Black hole entropy" is not "Black hole entropy, part 2"). What cannot
 be found is listed (as typed, or by the file entry's key and what it names), never dropped:
-a search with one unknown entry is refused (GivenPapersUnknown) with all of them named.
+a search with one unknown entry is refused (GivenPapersUnknown, `require_all_found`) with
+all of them named, by one message wherever it starts.
 """
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import ValidationError
 
-from crase.errors import (
-    GivenPapersUnknown,
-    InvalidRequest,
-    ParameterAboveServerCap,
-    ReferenceFileUnreadable,
-)
+from crase.errors import GivenPapersUnknown, InvalidRequest, ParameterAboveServerCap
 from crase.graph import Graph
 from crase.paper_identity import lookup_keys, unique
-from crase.research.bibtex import MAX_BIBTEX_CHARS, read_bibtex
-from crase.research.reference_lists import ReferenceItem, reference_from_fields, ris_fields
-from crase.research.reference_resolution import resolve_references
-from crase.research.ris import MAX_RIS_CHARS, read_ris, tagged
+from crase.reference_lists import ReferenceEntry, ReferenceItem
+from crase.search.reference_resolution import resolve_references
 from crase.search.request import MAX_GIVEN_PAPERS
 from crase.search.text_ranking import has_searchable_word
-from crase.user_files import read_user_text
 
 MAX_ENTRY_CHARS = 2000  # a typed entry: a title at most (ReferenceItem's bound)
 UNKNOWN_SHOWN = 10  # unknown entries named in the one-line message (all are in `unknown`)
-LABEL_CHARS = 120
-BIBTEX_SUFFIXES = (".bib", ".bibtex", ".biblatex")
-RIS_SUFFIXES = (".ris",)
-# The most bytes a reference file may have: its parser's character limit, at 4 bytes a
-# character of UTF-8, and a byte-order mark.
-MAX_REFERENCE_FILE_BYTES = 4 * max(MAX_BIBTEX_CHARS, MAX_RIS_CHARS) + 3
-
-
-@dataclass(frozen=True)
-class GivenEntry:
-    label: str  # how the entry is named when it cannot be found
-    ids: list[str] = field(default_factory=list)  # graph ids it may be (typed entries)
-    reference: ReferenceItem | None = None  # its DOI, arXiv id and title; None: names none
 
 
 @dataclass(frozen=True)
@@ -71,7 +52,7 @@ class GivenPapers:
         return unique([paper.id for paper in self.found])
 
 
-def typed_entry(text: str) -> GivenEntry:
+def typed_entry(text: str) -> ReferenceEntry:
     """An entry a person typed: its graph-id keys, and its DOI, arXiv id or (for text that
     is neither) title."""
     name = " ".join(text.split())
@@ -88,84 +69,18 @@ def typed_entry(text: str) -> GivenEntry:
             reference = ReferenceItem(title=name) if has_searchable_word(name) else None
     except ValidationError:  # a "DOI" past any DOI's length names no paper
         reference = None
-    return GivenEntry(label=name, ids=keys.ids, reference=reference)
+    return ReferenceEntry(label=name, reference=reference, ids=keys.ids)
 
 
-def typed_entries(texts: list[str]) -> list[GivenEntry]:
+def typed_entries(texts: list[str]) -> list[ReferenceEntry]:
     """The typed entries that hold anything (an empty line is no entry)."""
     return [typed_entry(text) for text in texts if text.strip()]
 
 
-def reference_file_entries(text: str, name: str) -> list[GivenEntry]:
-    """The entries of a BibTeX or RIS file (by its name's ending, else by its first line),
-    each entry that names no paper, and each BibTeX block that cannot be read, listed as
-    an entry that will not be found."""
-    kind = file_kind(text, name)
-    what = Path(name).name
-    entries: list[GivenEntry] = []
-    if kind == "BibTeX":
-        unreadable: list[str] = []
-        for number, bib in enumerate(read_bibtex(text, what, unreadable), start=1):
-            key = bib.key or f"entry {number}"
-            entries.append(file_entry(key, reference_from_fields(key, bib.fields)))
-        if unreadable and not entries:
-            raise ReferenceFileUnreadable(f"{what} is not BibTeX that can be read (no entry "
-                                          f"can; the first at {unreadable[0]}); export the "
-                                          "references as BibTeX again, or as RIS")
-        entries += [GivenEntry(label=f"unreadable entry at {block}") for block in unreadable]
-    else:
-        for number, record in enumerate(read_ris(text, what), start=1):
-            key = record.first("ID") or f"record {number} (line {record.line})"
-            entries.append(file_entry(key, reference_from_fields(key, ris_fields(record))))
-    if not entries:
-        raise ReferenceFileUnreadable(f"{what} holds no entry; export the references again "
-                                      "(BibTeX or RIS)")
-    return entries
-
-
-def file_kind(text: str, name: str) -> str:
-    suffix = Path(name).suffix.lower()
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if suffix in BIBTEX_SUFFIXES or (suffix not in RIS_SUFFIXES and stripped.startswith("@")):
-        return "BibTeX"
-    if suffix in RIS_SUFFIXES or tagged(stripped.split("\n", 1)[0].rstrip()) is not None:
-        return "RIS"
-    raise ReferenceFileUnreadable(f"{Path(name).name} is neither BibTeX nor RIS (its name "
-                                  "ends in neither .bib nor .ris, and it starts with neither "
-                                  "'@' nor 'TY  - '); export the references as BibTeX or RIS")
-
-
-def file_entry(key: str, reference: ReferenceItem | None) -> GivenEntry:
-    if reference is None:
-        return GivenEntry(label=f"{key} (names no DOI, arXiv id or title)")
-    named = reference.doi or reference.arxiv_id or reference.title or ""
-    if len(named) > LABEL_CHARS:
-        named = named[:LABEL_CHARS].rsplit(" ", 1)[0] + "..."
-    return GivenEntry(label=f"{key} ({named})", reference=reference)
-
-
-def read_reference_file(path: Path) -> list[GivenEntry]:
-    """`reference_file_entries` of a file on disk (UTF-8, as reference managers write it),
-    refused before it is read when it is no regular file or past MAX_REFERENCE_FILE_BYTES."""
-    try:
-        text = read_user_text(path, "the reference file", MAX_REFERENCE_FILE_BYTES,
-                              encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ReferenceFileUnreadable(f"no file {path}; give the path of a .bib or .ris "
-                                      "file") from None
-    except UnicodeDecodeError as err:
-        raise ReferenceFileUnreadable(f"{path.name} is not UTF-8 text (byte {err.start}); "
-                                      "export it again as UTF-8") from err
-    except OSError as err:
-        raise ReferenceFileUnreadable(f"{path} cannot be read ({err.strerror}); give a "
-                                      "readable .bib or .ris file") from err
-    return reference_file_entries(text, path.name)
-
-
-def resolve_given(graph: Graph, entries: list[GivenEntry],
+def resolve_given(graph: Graph, entries: list[ReferenceEntry],
                   max_titles: int | None = None) -> GivenPapers:
     """Each entry resolved to a graph paper (ids first, in one query; then DOI, arXiv id
-    and title as crase.research.reference_resolution finds them); the rest listed.
+    and title as crase.search.reference_resolution finds them); the rest listed.
     `max_titles`: how many entries not found by id may be named by a title alone (each a
     full-text query), past which ParameterAboveServerCap (the HTTP API's cap)."""
     if len(entries) > MAX_GIVEN_PAPERS:
@@ -215,6 +130,15 @@ def require_all_found(given: GivenPapers) -> list[str]:
 
 
 def resolve_typed(graph: Graph, texts: list[str], max_titles: int | None = None) -> list[str]:
-    """The graph ids of typed entries (the HTTP API's `seed_ids`, the page's box);
+    """The graph ids of typed entries (the HTTP API's `given_papers`, the page's box);
     GivenPapersUnknown naming each one not found."""
     return require_all_found(resolve_given(graph, typed_entries(texts), max_titles))
+
+
+def require_in_graph(graph: Graph, paper_ids: list[str]) -> None:
+    """GivenPapersUnknown, naming each, for graph ids the graph does not hold: a search's
+    given papers as its request names them, looked for by id alone (a caller that builds
+    the request itself names graph ids, and a paper may leave the graph after they were
+    resolved)."""
+    require_all_found(resolve_given(graph, [ReferenceEntry(label=paper, ids=[paper])
+                                            for paper in paper_ids]))

@@ -1,13 +1,14 @@
 """Reference lists read into references: BibTeX, a JSON list and CSV with a header, each
-entry or row that names a paper kept and the rest dropped, and a list that names none or
-cannot be read refused with a named error. No database: reading only (resolving them to
-corpus papers is tested in test_reference_resolution.py)."""
+entry or row that names a paper kept, the rest listed by the reader and left out of the
+list, and a list that names none or cannot be read refused with a named error. No
+database: reading only (resolving them to corpus papers is tested in
+tests/search/test_reference_resolution.py)."""
 
 import pytest
 
+from crase import reference_lists
 from crase.errors import InvalidRequest, ParseDeadlineExceeded
-from crase.research import reference_lists
-from crase.research.reference_lists import parse_bibtex, read_reference_list
+from crase.reference_lists import parse_bibtex, read_reference_entries, read_reference_list
 
 
 def test_bibtex_entries_are_read_with_braces_quotes_and_bare_values() -> None:
@@ -27,9 +28,13 @@ def test_a_reference_list_that_cannot_be_read_is_a_named_error() -> None:
     for text in ("title\n" + "x" * 200_000 + "\n", "[" * 100_000):
         with pytest.raises(InvalidRequest):
             read_reference_list(text)
-    items = read_reference_list("title,id\nTachyons,\n,\nA,b\nLong," + "x" * 1001 + "\n")
+    text = "title,id\nTachyons,\n,\nA,b\nLong," + "x" * 1001 + "\n"
+    items = read_reference_list(text)
     assert [(item.title, item.id) for item in items] == [("Tachyons", None), ("A", "b"),
                                                           ("Long", None)]
+    # The one reader lists the row that names no paper; the list keeps those that do.
+    assert [entry.label for entry in read_reference_entries(text, "CSV")] == [
+        "1 (Tachyons)", "2 (names no DOI, arXiv id or title)", "3 (A)", "4 (Long)"]
 
 
 def test_csv_header_names_and_a_json_list_are_read() -> None:

@@ -9,7 +9,7 @@ against a `crase serve` of the probe on its sample database:
 - the force layout of a 2,492-paper run: CPU time and peak memory of one view;
 - the memory a `crase serve` keeps per cancelled run whose request had a 9 MB exclude.
 
-Each function records into the probe's Case (`case`: bench/probe.py holds the class).
+Each function records into the probe's Case (`case`: tests/probe/probe.py holds the class).
 """
 
 import gc

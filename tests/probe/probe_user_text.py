@@ -11,7 +11,7 @@ ANSWER_BUDGET_S and no /health meanwhile took HEALTH_BUDGET_S or more.
 - POST /analyst/cypher: a query of string literals of escapes without their close;
 - POST /papers/batch: an author name of 5,000 linking "and"s.
 
-Each function records into the probe's Case (`case`: bench/probe.py holds the class); the
+Each function records into the probe's Case (`case`: tests/probe/probe.py holds the class); the
 measured figures go in its notes.
 """
 

@@ -4,13 +4,13 @@ title: first a corpus title equal to it once both are normalised, else the one w
 agree best with it among the title's full-text hits (two papers that agree equally well
 are no match). Shared by the citation-gap analysis (the
 draft's references), the evolution map's comparison and the papers a search starts from
-(api/given_papers.py)."""
+(search/given_papers.py)."""
 
 from pydantic import BaseModel, Field
 
 from crase.graph import Graph
 from crase.paper_identity import identifier_keys, normalise_title, title_similarity
-from crase.research.reference_lists import ReferenceItem
+from crase.reference_lists import ReferenceItem
 from crase.scoring.tex import plain_text
 from crase.search.text_ranking import Hit, has_searchable_word, search_hits
 from crase.text_limits import compile_linear
@@ -36,6 +36,8 @@ class ResolvedReference(BaseModel):
 def resolve_references(graph: Graph, items: list[ReferenceItem]) -> list[ResolvedReference]:
     """Each item matched to a corpus paper: by id, then DOI, then arXiv id, then a title
     whose words agree (Jaccard >= TITLE_MATCH) among the title's full-text hits."""
+    if not items:  # every given paper found by its graph id: nothing more to ask
+        return []
     ids = [item.id for item in items if item.id]
     titles = {row["id"]: row["title"] for row in graph.read("read_papers", ids=ids)}
     by_identifier = papers_by_identifier(graph, items)

@@ -1,7 +1,7 @@
 """Adversarial probe against a disposable Neo4j and `crase serve` processes this script
-starts itself, on loopback only.
+starts itself, on loopback only. From the checkout's root:
 
-    python -m crase.bench.probe [--only round1 2 3 4 5 7 8 9 10 graph stalls] [--searches 50]
+    python -m tests.probe.probe [--only round1 2 3 4 5 7 8 9 10 graph stalls] [--searches 50]
 
 It loads the repository's sample corpus and tries each group of cases; a case holds when
 the service does what it should, and fails otherwise. Prints one table (cases tried, held,
@@ -23,11 +23,11 @@ failed, with a note per failure); exits 1 when any case failed. Needs the jars
   or 503 with Retry-After.
 - graph (issue 45): the connector with no path within max_steps, analyst queries the
   timeout can and cannot stop, the force layout of a 2,492-paper run, and the memory a
-  server keeps per cancelled run with a 9 MB request (bench/probe_graph_bounds.py).
+  server keeps per cancelled run with a 9 MB request (tests/probe/probe_graph_bounds.py).
 
 - stalls (issue 45): user text that stalled every route (a draft to POST /citation-gaps, a
   document to POST /code-extract), each answered within 30 s while /health stays under
-  1 s (bench/probe_user_text.py).
+  1 s (tests/probe/probe_user_text.py).
 
 Every case is bounded: the loops are short, each wait has a deadline, and whatever a case
 starts (servers, the processes a code block leaves behind) is stopped by its pid.
@@ -54,8 +54,6 @@ from typing import Any
 
 import httpx
 
-from crase.bench import probe_graph_bounds as graph_bounds
-from crase.bench import probe_user_text as user_text
 from crase.bench.api_load import API_KEY, start_server, stop_server, wait_until_healthy
 from crase.bench.loopback_http import JsonHandler, LoopbackJsonServer, free_port
 from crase.database import Neo4jServer
@@ -64,6 +62,8 @@ from crase.graph import Graph
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
 from crase.settings import DatabaseSettings, Settings
+from tests.probe import probe_graph_bounds as graph_bounds
+from tests.probe import probe_user_text as user_text
 
 GOOD_ROWS = 20
 DEEP = 100_000
@@ -865,7 +865,7 @@ GROUPS = ("round1", "2", "3", "4", "5", "7", "8", "9", "10", "graph", "stalls")
 
 def round_graph(graph: Graph, settings: Settings, database: DatabaseSettings,
                 work: Path) -> list[Case]:
-    """Issue 45's bounded graph reads, layout and run memory (bench/probe_graph_bounds.py)."""
+    """Issue 45's bounded graph reads, layout and run memory (tests/probe/probe_graph_bounds.py)."""
     connector = Case("graph: connector, no path in 1 step / paths in 6, < 5 s")
     analyst = Case("graph: analyst long queries, no transaction past the timeout")
     layout = Case("graph: force layout of 2,492 papers, < 8 s CPU and < 60 MB")
@@ -880,7 +880,7 @@ def round_graph(graph: Graph, settings: Settings, database: DatabaseSettings,
 
 
 def round_stalls(database: DatabaseSettings, work: Path) -> list[Case]:
-    """Issue 45's user text that stalled every route (bench/probe_user_text.py)."""
+    """Issue 45's user text that stalled every route (tests/probe/probe_user_text.py)."""
     stalls = Case(f"stalls: answer < {user_text.ANSWER_BUDGET_S:.0f} s, "
                   f"/health < {user_text.HEALTH_BUDGET_S:.0f} s")
     with probe_server(database, work / "server-stalls", {}) as server:
