@@ -30,8 +30,8 @@ from crase.bench.citation_pairs import (
 )
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 
 FloatArray = NDArray[np.float64]
 GRID = np.round(np.arange(0.0, 1.0001, 0.01), 2)

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from crase.models.claim_pair_classifier import GROUNDED, ClaimPairClassifier
-from crase.research.claim_pair_recipe import DEV_FILES, SHIPPED, TRAINING_FILES
-from crase.research.claim_pair_training import (
+from crase.models.claim_encoders import claim_encoder
+from crase.models.claim_pair.classifier import GROUNDED, ClaimPairClassifier
+from crase.models.claim_pair.recipe import DEV_FILES, SHIPPED, TRAINING_FILES
+from crase.models.claim_pair.training import (
     FloatArray,
     IntArray,
+    LabelledPair,
     TrainingOptions,
     TrainingReport,
     choose_threshold,
@@ -36,8 +38,6 @@ from crase.research.claim_pair_training import (
     stratified_folds,
 )
 from crase.research.entailment_data import read_labelled_pairs
-from crase.research.linked_sentences import LabelledPair
-from crase.search.roles.offline_entailment import claim_encoder
 
 FOLDS = 5
 DIGITS = 4

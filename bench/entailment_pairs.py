@@ -36,11 +36,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import EvaluationError, LocalModelUnavailable
-from crase.models.claim_pair_classifier import GROUNDED, LABELS
-from crase.research.claim_pair_training import choose_threshold, f1_score
+from crase.models.claim_encoders import claim_encoder
+from crase.models.claim_pair.classifier import GROUNDED, LABELS
+from crase.models.claim_pair.metrics import f1_score, macro_f1
+from crase.models.claim_pair.training import choose_threshold
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.protocols import EntailmentScorer
 from crase.settings import ClaimEncoderChoice, LocalModelName, Settings
 
@@ -101,13 +103,6 @@ def score_pairs(scorer: EntailmentScorer, pairs: Sequence[Pair]
     seconds = time.perf_counter() - started
     scores = np.array([-np.inf if m is None else float(m[0, 0]) for m in matrices])
     return scores, sum(m is None for m in matrices), seconds
-
-
-def macro_f1(truth: Sequence[str], said: Sequence[str]) -> float:
-    """Mean F1 over the four labels."""
-    truth_array, said_array = np.array(truth), np.array(said)
-    return float(np.mean([f1_score(truth_array == label, said_array == label)
-                          for label in LABELS]))
 
 
 def two_class_figures(scores: NDArray[np.float64], truth: NDArray[np.bool_],

@@ -20,9 +20,9 @@ from typing import TypeVar
 
 from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
 from crase.bench.machine_state import load_average
-from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.models.minilm import NumpyBertEncoder, SentenceEncoder
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 
 T = TypeVar("T")
 ENCODERS = ("numpy", "onnx-int8")
@@ -30,7 +30,7 @@ ENCODERS = ("numpy", "onnx-int8")
 
 def make_encoder(choice: str, batch_tokens: int | None) -> SentenceEncoder:
     if choice == "numpy":
-        return MiniLmEncoder(batch_tokens=batch_tokens or 1024)
+        return NumpyBertEncoder(batch_tokens=batch_tokens or 1024)
     from crase.models.onnx_minilm import ONNX_BATCH_TOKENS, OnnxMiniLmEncoder
 
     return OnnxMiniLmEncoder(batch_tokens=batch_tokens or ONNX_BATCH_TOKENS)

@@ -46,9 +46,9 @@ from crase.bench.significance import mean_difference, pooled_difference
 from crase.errors import EvaluationError, OrderModelInvalid
 from crase.graph import Graph
 from crase.models.lambdarank import LambdaRankParams
-from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.order_model import OrderModels, load_models, order_candidates, save_models
-from crase.search.order_training import (
+from crase.search.order.features import FEATURE_GROUPS, FEATURES, Candidates
+from crase.search.order.model import OrderModels, load_models, order_candidates, save_models
+from crase.search.order.training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,

@@ -44,13 +44,13 @@ from crase.models.reply_cache import ReplyCache
 from crase.prompts.replies import normalise_text
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity, judge_delta
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.model import (
     ModelClaimExtractor,
     ModelEntailmentScorer,
     source_spans,
 )
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer
 from crase.settings import LocalModelName, Settings
 from crase.usage import ModelLedger
 

@@ -57,7 +57,7 @@ from crase.graph import Graph
 from crase.ingest.paper_vectors import DenseIndex, load_or_build_index, read_corpus_texts
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
-from crase.search.order_model import MANIFEST, load_models
+from crase.search.order.model import MANIFEST, load_models
 from crase.search.query_sets import read_query_file, seed_ids_of
 from crase.search.roles.protocols import SearchBackends
 from crase.settings import DatabaseSettings, SearchSettings, Settings, choices

@@ -57,7 +57,7 @@ from crase.models.chat import ModelCall, ModelFailure, ModelRunner, endpoint_for
 from crase.prompts.catalog import data_block, load_prompt
 from crase.prompts.replies import QuestionReply, check_question
 from crase.scoring.tex import plain_text
-from crase.search.order_training import idea_sentences
+from crase.search.order.training import idea_sentences
 from crase.search.query_sets import read_query_file
 from crase.settings import ModelEndpoint, Settings
 

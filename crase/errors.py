@@ -316,8 +316,8 @@ class RayUnavailable(CraseError):
 
 
 class RankingModelInvalid(SettingsError):
-    """A learned ranking's file (models/lambdarank.py, models/linear_ranking.py) is not one,
-    or ranks by other features than its caller computes."""
+    """A learned ranking's file (models/lambdarank.py, search/order/linear_ranking.py)
+    is not one, or ranks by other features than its caller computes."""
 
 
 class OrderModelInvalid(RankingModelInvalid):

@@ -9,6 +9,7 @@ path is derived from where the source files are installed.
 """
 
 import warnings
+from collections.abc import Mapping
 from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, get_origin
@@ -79,9 +80,11 @@ Order = Literal["walk", "learned"]
 
 
 # Settings renamed in this release, old name -> new: the old name is still read, with a
-# deprecation message, until the next release.
+# deprecation message, until the next release. A new name may sit in a nested group
+# ("models.order_model"). Where two old names lead to one new name, the first listed wins
+# when both are given: order_model was the newer name of ranker_model.
 RENAMED_SEARCH_SETTINGS = {"ranker": "walk"}
-RENAMED_SETTINGS = {"ranker_model": "order_model"}
+RENAMED_SETTINGS = {"order_model": "models.order_model", "ranker_model": "models.order_model"}
 
 
 def renamed_settings(data: Any, renames: dict[str, str], where: str,
@@ -95,10 +98,31 @@ def renamed_settings(data: Any, renames: dict[str, str], where: str,
     for old, new in renames.items():
         if old in data:
             value = data.pop(old)
-            data.setdefault(new, value)
+            group, _, name = new.rpartition(".")
+            if group:
+                data[group] = with_default(data.get(group), name, value)
+            else:
+                data.setdefault(name, value)
             warnings.warn(f"{what} {where}{old} is now {where}{new}; {old} is read until "
                           "the next release", FutureWarning, stacklevel=2)
     return data
+
+
+def with_default(group: Any, name: str, value: Any) -> Any:
+    """A nested group of settings (absent, a mapping or a settings model) with `name` set
+    to `value` where the group does not give it already."""
+    if isinstance(group, BaseModel):
+        if name in group.model_fields_set:
+            return group
+        # Validated again from the fields it was given, so the value is checked and what
+        # was left at its default stays so (paths left at theirs follow var_dir).
+        given = {field: getattr(group, field) for field in group.model_fields_set}
+        return type(group).model_validate({**given, name: value})
+    if group is None:
+        return {name: value}
+    if isinstance(group, Mapping):
+        return {name: value, **group}
+    return group  # not a group of settings: the group's own validation says so
 
 
 def choices(model: type[BaseModel], name: str) -> tuple[str, ...]:
@@ -199,7 +223,7 @@ class SearchSettings(BaseModel):
         "co-citation and coupling, citations by the query's text hits, degrees, age; from "
         "given papers also their corpus-wide co-citation and coupling, vector closeness, "
         "shared authors and citation age; linear for text and words, LambdaRank from "
-        "papers; search/order_model.py) orders the walk's top 200, the query's top 100 BM25 "
+        "papers; search/order/model.py) orders the walk's top 200, the query's top 100 BM25 "
         "and embedding hits and the papers those hits cite most; where the walk ranks fewer than 3 "
         "papers per seed (the graph adds almost nothing to the seeds) the query's own text "
         "ranking orders the walk's and the fill's papers, whatever k is; walk = "
@@ -281,7 +305,7 @@ class ModelEndpoint(BaseModel):
         return bool(self.base_url and self.model)
 
 
-# Which encoder embeds claims for the offline entailment scorer (search/roles/).
+# Which encoder embeds claims for the offline entailment scorers (models/claim_encoders.py).
 ClaimEncoderChoice = Literal["auto", "numpy", "onnx-int8"]
 # Which scorer grounds claims where no entailment endpoint is configured (search/roles/).
 EntailmentScorerChoice = Literal["cosine", "classifier"]
@@ -326,6 +350,12 @@ class ModelSettings(BaseModel):
         None,
         description="Model file of the idea workflow's learned final order, used by the "
         "offline expert (`crase train-idea-order` writes one); unset = the shipped model",
+    )
+    order_model: Path | None = Field(
+        None,
+        description="The model file of the learned order (search.order learned; `crase "
+        "train-order` writes one); default: the shipped model, trained on hep-th papers "
+        "published before 2003 only",
     )
     paper_encoder: PaperEncoderChoice = Field(
         "numpy",
@@ -681,15 +711,11 @@ class Settings(BaseSettings):
     idea: IdeaSettings = Field(default_factory=IdeaSettings)
     local_model: LocalModelSettings = Field(default_factory=LocalModelSettings)
     runs: RunSettings = Field(default_factory=RunSettings)
-    order_model: Path | None = Field(
-        None,
-        description="The model file of the learned order (search.order learned; `crase "
-        "train-order` writes one); default: the shipped model, trained on hep-th papers "
-        "published before 2003 only",
-    )
-    # The old name of order_model (CRASE_RANKER_MODEL), read until the next release: the
-    # environment source reads declared fields only, so the old name stays declared here.
-    ranker_model: Path | None = Field(None, description="Deprecated: use order_model")
+    # The old names of models.order_model (CRASE_ORDER_MODEL, CRASE_RANKER_MODEL), read
+    # until the next release: the environment source reads declared fields only, so the old
+    # names stay declared here; the validator below moves their values.
+    order_model: Path | None = Field(None, description="Deprecated: use models.order_model")
+    ranker_model: Path | None = Field(None, description="Deprecated: use models.order_model")
     var_dir: Path = Field(default_factory=local_var_dir,
                           description="Local state: runs, rejects, caches, the server home")
     sample_corpus: Path = Field(default_factory=lambda: Path.cwd() / "data" / "sample",

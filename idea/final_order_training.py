@@ -29,7 +29,7 @@ from crase.idea.roles.protocols import IdeaBackends
 from crase.idea.structuring import IdeaStructure
 from crase.models.chat import ModelRunner
 from crase.models.lambdarank import Group
-from crase.search.order_training import TrainingQuery, idea_sentences
+from crase.search.order.training import TrainingQuery, idea_sentences
 from crase.settings import IdeaSettings
 
 

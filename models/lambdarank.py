@@ -1,10 +1,12 @@
 """Learned rankings in one library: LightGBM's LambdaRank, fit on groups of candidates
 (one group per query) and stored in LightGBM's own text model format.
 
-The search's learned order (search/order_model.py) uses it for the forms where it
-measured best. A model file is the text LightGBM writes (`Booster.model_to_string`),
-readable by LightGBM's own tools; it names its features, and `from_text` refuses a file
-whose features are not the ones its caller computes, in that order. Nothing is pickled.
+Two learned models use it, so it stays below both of their homes: the search's learned
+order (search/order/model.py) for the forms where it measured best, and the idea
+workflow's final order (idea/final_order.py). A model file is the text LightGBM writes
+(`Booster.model_to_string`), readable by LightGBM's own tools; it names its features, and
+`from_text` refuses a file whose features are not the ones its caller computes, in that
+order. Nothing is pickled.
 
 Training is deterministic: a fixed number of threads, LightGBM's `deterministic` mode and
 fixed seeds, so the same groups and parameters give the same bytes (tests of the trainers

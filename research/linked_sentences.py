@@ -16,11 +16,11 @@ import json
 import random
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from crase.errors import CorpusError
 from crase.ingest.corpus import HugeLine, read_lines
+from crase.models.claim_pair.training import LabelledPair
 from crase.search.roles.offline_claims import claim_text, split_sentences
 from crase.user_files import open_user_file
 
@@ -41,14 +41,6 @@ OPENERS = sorted(((phrase, label) for label, phrases in LINKING_PHRASES.items()
 PHRASE_END = re.compile(r"\s*,?\s*")
 MIN_WORDS = 4  # shorter "sentences" are headings, formulas or splitting accidents
 MIN_REST_CHARS = 20  # what is left after the phrase must be a statement of its own
-
-
-@dataclass(frozen=True)
-class LabelledPair:
-    premise: str  # sentence1: plays the cited claim
-    hypothesis: str  # sentence2: plays the citing claim
-    label: str  # entailment, reasoning, contrasting or neutral
-    source: str  # where it comes from: a file name, or "mined:<corpus>"
 
 
 def abstract_sentences(abstract: str) -> list[str]:

@@ -41,7 +41,7 @@ class PaperEvidence:
     text_rank: int | None = None
     restart_share: float | None = None
     # Under the learned order: the features that placed the paper, each with its term of
-    # the model's score (the largest first; search/order_model.py).
+    # the model's score (the largest first; search/order/model.py).
     ranking_features: dict[str, float] | None = None
 
     def edges(self) -> list[EdgeEvidence]:

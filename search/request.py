@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from crase.settings import SearchSettings
 
 MIN_QUERY_CHARS = 3
-# The forms of query, each ordered by its own model (search/order_model.py). The shortest
+# The forms of query, each ordered by its own model (search/order/model.py). The shortest
 # query of the `text` form: a title and two abstract sentences have 16 words and more in
 # every dev set; a title alone has a median of 8 (hep-th).
 MIN_QUERY_WORDS = 12

@@ -1,6 +1,6 @@
 """One search's stages, from its plan to its ordered list, over one state: the search
 (search/pipeline.py) runs them timed on its Run and records what they found; the order
-model's trainer (search/order_training.py) and its benchmark (bench/learned_order.py) run
+model's trainer (search/order/training.py) and its benchmark (bench/learned_order.py) run
 the very same stages untimed and record nothing, the training query's source paper
 excluded. A model learns the evidence of the search it serves, not of a copy.
 
@@ -13,7 +13,7 @@ use: the seeds' pool, the order's TEXT_POOL candidates, the fill's k plus the wa
 The learned order has two gates, neither of which depends on k, so a search's first ten
 papers are the same at k = 10 and at k = 50: where the walk ranks fewer than
 THIN_GRAPH_RATIO papers per seed the query's text ranking orders the list, and a query of
-a form the model file holds no model for (search/order_model.py: query_form) keeps the
+a form the model file holds no model for (search/order/model.py: query_form) keeps the
 walk's order (docs/retrieval-quality.md).
 """
 
@@ -27,7 +27,9 @@ from crase.graph import Graph
 from crase.run_lifecycle import SILENT, RunObserver, RunRecorder
 from crase.scoring.delta import PrunedGraph, influential_weights, keep_all_edges, prune
 from crase.search.audit import record_seeds
-from crase.search.candidate_features import (
+from crase.search.expansion import Edge, Neighbourhood, expand
+from crase.search.grounding import EdgeScores, ensure_claims, ensure_edge_scores
+from crase.search.order.features import (
     FEATURES,
     TEXT_POOL,
     WALK_POOL,
@@ -36,9 +38,7 @@ from crase.search.candidate_features import (
     features_of,
     gathered,
 )
-from crase.search.expansion import Edge, Neighbourhood, expand
-from crase.search.grounding import EdgeScores, ensure_claims, ensure_edge_scores
-from crase.search.order_model import OrderModel, model_at, order_candidates
+from crase.search.order.model import OrderModel, model_at, order_candidates
 from crase.search.request import FORM_NAMES, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.seeds import (
@@ -305,7 +305,7 @@ def graph_adds_little(walked: int, seeds: int) -> bool:
 
 
 def form_of(request: SearchRequest) -> str:
-    """The query's form (search/order_model.py), which picks the model that orders it."""
+    """The query's form (search/order/model.py), which picks the model that orders it."""
     return query_form(request.query, request.given_papers)
 
 
@@ -387,7 +387,7 @@ def candidate_evidence(search: Search, state: SearchState) -> SearchEvidence:
 
 def candidates_of(search: Search, state: SearchState,
                   features: Sequence[str] = FEATURES) -> Candidates:
-    """Every candidate of the learned order with its features (search/candidate_features.py;
+    """Every candidate of the learned order with its features (search/order/features.py;
     the corpus-wide ones read only where `features` use them); the papers the user starts
     from are evidence, never candidates."""
     candidates = features_of(search.graph, candidate_evidence(search, state),

@@ -1,6 +1,6 @@
 """`crase train-entailment`: the claim-pair classifier of the classifier entailment scorer,
 trained on this machine from the SciNLI files and corpus abstracts
-(research/claim_pair_training.py; docs/entailment.md)."""
+(models/claim_pair/training.py; docs/entailment.md)."""
 
 import argparse
 import sys
@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crase.errors import NliDataInvalid, TrainingFlagInvalid
-from crase.research.claim_pair_recipe import DEV_FILES, SHIPPED, TRAINING_FILES
+from crase.models.claim_pair.recipe import DEV_FILES, SHIPPED, TRAINING_FILES
 from crase.settings import Settings
 
 if TYPE_CHECKING:
-    from crase.research.claim_pair_training import TrainingOptions
+    from crase.models.claim_pair.training import TrainingOptions
 
 ORDER = 86  # place in `crase --help` (api/cli.py): after train-order
 
@@ -58,11 +58,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
     import itertools
 
-    from crase.models.claim_pair_classifier import save_classifier
-    from crase.research.claim_pair_training import train_classifier
+    from crase.models.claim_encoders import claim_encoder
+    from crase.models.claim_pair.classifier import save_classifier
+    from crase.models.claim_pair.training import LabelledPair, train_classifier
     from crase.research.entailment_data import read_labelled_pairs
-    from crase.research.linked_sentences import LabelledPair, mine_pairs, read_abstracts
-    from crase.search.roles.offline_entailment import claim_encoder
+    from crase.research.linked_sentences import mine_pairs, read_abstracts
 
     options = checked_options(args)
     if not args.nli.is_dir():
@@ -96,7 +96,7 @@ def run_train_entailment(args: argparse.Namespace, settings: Settings) -> int:
 def checked_options(args: argparse.Namespace) -> "TrainingOptions":
     """The head's options from the flags; a flag outside its range is a TrainingFlagInvalid
     before any data is read, so no run ends in a file of NaN weights."""
-    from crase.research.claim_pair_training import TrainingOptions
+    from crase.models.claim_pair.training import TrainingOptions
 
     if args.limit is not None and args.limit < 1:
         raise TrainingFlagInvalid(f"--limit must be at least 1, got {args.limit}; rerun with "

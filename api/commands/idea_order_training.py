@@ -45,7 +45,7 @@ def run_train_idea_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.idea.final_order_training import gather_groups, training_ideas
     from crase.idea.roles.from_settings import build_idea_backends
     from crase.progress import CountProgress
-    from crase.search.order_training import read_training_queries
+    from crase.search.order.training import read_training_queries
     from crase.search.query_sets import source_paper_ids
 
     held = source_paper_ids(args.hold_out)

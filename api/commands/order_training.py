@@ -1,5 +1,5 @@
 """`crase train-order`: the learned order's model, trained on the loaded corpus's own
-citations (search/order_training.py)."""
+citations (search/order/training.py)."""
 
 import argparse
 import warnings
@@ -11,7 +11,7 @@ from crase.search.request import ORDER_FORMS, QUERY_FORMS
 from crase.settings import Settings
 
 if TYPE_CHECKING:
-    from crase.search.order_model import OrderModel
+    from crase.search.order.model import OrderModel
 
 ORDER = 85  # place in `crase --help` (api/cli.py): before `bench`
 
@@ -41,8 +41,8 @@ def add_train_command(subparsers: argparse._SubParsersAction, name: str, summary
                     "and one model file per form) with a description of its training "
                     "data; an existing folder keeps the models of the forms not trained "
                     "this time (the shipped folder's text and words forms are the previous "
-                    "release's linear models). Set CRASE_ORDER_MODEL to the folder to "
-                    "search with it (the learned order is the default).")
+                    "release's linear models). Set CRASE_MODELS__ORDER_MODEL to the folder "
+                    "to search with it (the learned order is the default).")
     train.add_argument("--out", type=Path, required=True,
                        help="the model folder (model.json and <form>.txt); the forms it "
                             "holds and --forms does not name are kept")
@@ -77,8 +77,8 @@ def run_old_name(args: argparse.Namespace, settings: Settings) -> int:
 def run_train_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
     from crase.progress import CountProgress
-    from crase.search.order_model import OrderModels, save_models
-    from crase.search.order_training import (
+    from crase.search.order.model import OrderModels, save_models
+    from crase.search.order.training import (
         gather_examples,
         hidden_as_of,
         how_drawn,
@@ -128,6 +128,6 @@ def held_out_name(path: Path) -> str:
 def existing_models(folder: Path) -> "dict[str, OrderModel]":
     """The models already in `folder` (none where it holds no model); a folder whose model
     cannot be read stops the command before anything is trained over it."""
-    from crase.search.order_model import MANIFEST, load_models
+    from crase.search.order.model import MANIFEST, load_models
 
     return dict(load_models(folder).forms) if (folder / MANIFEST).is_file() else {}

@@ -1,6 +1,6 @@
 """The claim-pair classifier as the entailment scorer: M[i, j] = the probability that
 cited claim j grounds citing claim i (P(entailment) + P(reasoning) of the SciNLI classes),
-from the head of models/claim_pair_classifier.py over the frozen int8 MiniLM claim vectors.
+from the head of models/claim_pair/classifier.py over the frozen int8 MiniLM claim vectors.
 
 Each distinct claim text of a batch is embedded and tokenised once, then every edge's
 matrix is the head over its pairs: no model server and no deep-learning framework. Its
@@ -19,17 +19,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import SettingsError
-from crase.models.claim_pair_classifier import (
+from crase.models.claim_encoders import claim_encoder
+from crase.models.claim_pair.classifier import (
     GROUNDED,
     LABELS,
     SHIPPED_MODEL,
     ClaimPairClassifier,
     ClaimSide,
+    claim_sides,
     load_classifier,
 )
 from crase.models.minilm import SentenceEncoder
 from crase.scoring.claims import Claim
-from crase.search.roles.offline_entailment import claim_encoder
 from crase.usage import Usage
 
 FloatArray = NDArray[np.float64]
@@ -67,8 +68,14 @@ class ClassifierEntailmentScorer:
         self._terms: dict[str, tuple[list[str], FloatArray, FloatArray]] = {}
 
     def sides(self, texts: list[str]) -> tuple[ClaimSide, ClaimSide]:
-        """The batch's claims as hypotheses and as premises (vectors and terms)."""
+        """The batch's claims as hypotheses and as premises (vectors and terms), as the
+        model's own `sides` makes them, each claim's terms computed once (`kept_terms`)."""
         vectors = self.encoder.encode(texts) if texts else np.empty((0, 0), dtype=np.float32)
+        return claim_sides(vectors, *self.kept_terms(texts))
+
+    def kept_terms(self, texts: list[str]) -> tuple[list[list[str]], FloatArray, FloatArray]:
+        """The model's `claim_terms` of the texts, those of a claim met before taken from
+        the kept ones."""
         missing = [text for text in texts if text not in self._terms]
         if len(self._terms) + len(missing) > TERMS_KEPT:
             self._terms.clear()
@@ -76,12 +83,10 @@ class ClassifierEntailmentScorer:
         for i, text in enumerate(missing):
             self._terms[text] = (words[i], hypothesis[i], premise[i])
         kept = [self._terms[text] for text in texts]
-        unit = np.asarray(vectors, dtype=np.float64)
-        wide = np.zeros((2, len(texts), len(LABELS)))
-        for i, (_, as_hypothesis, as_premise) in enumerate(kept):
-            wide[0, i], wide[1, i] = as_hypothesis, as_premise
-        claim_words = [terms[0] for terms in kept]
-        return ClaimSide(unit, claim_words, wide[0]), ClaimSide(unit, claim_words, wide[1])
+        shape = (len(texts), len(LABELS))
+        as_hypothesis = np.array([terms[1] for terms in kept]).reshape(shape)
+        as_premise = np.array([terms[2] for terms in kept]).reshape(shape)
+        return [terms[0] for terms in kept], as_hypothesis, as_premise
 
     def score(
         self, pairs: list[tuple[list[Claim], list[Claim]]]

@@ -4,12 +4,13 @@ result is never mistaken for a model result.
 """
 
 from crase.models.chat import ModelRunner
+from crase.models.claim_encoders import claim_encoder
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
 from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
 from crase.search.roles.offline_planner import OfflinePlanner
 from crase.search.roles.protocols import EntailmentScorer, SearchBackends
 from crase.settings import ModelSettings, Settings
@@ -31,7 +32,7 @@ def build_search_backends(settings: Settings, encoder: SentenceEncoder | None = 
         scorer=scorer,
         encoder=encoder,
         provider=settings.providers,
-        order_model=settings.order_model,
+        order_model=settings.models.order_model,
     )
 
 

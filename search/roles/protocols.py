@@ -63,7 +63,7 @@ class SearchBackends:
     encoder: TextEncoder | None = None
     # Semantic Scholar, for searches with source "semantic-scholar"; None: local only.
     provider: ProviderSettings | None = None
-    # The learned order's model file (Settings.order_model); None: the shipped model.
+    # The learned order's model file (Settings.models.order_model); None: the shipped model.
     order_model: Path | None = None
 
     def names(self) -> dict[str, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from crase.api.cli import main
 from crase.errors import EntailmentModelInvalid
-from crase.models.claim_pair_classifier import (
+from crase.models.claim_pair.classifier import (
     SHIPPED_MODEL,
     load_classifier,
     round_weights,

@@ -18,15 +18,14 @@ from crase.bench.entailment_pairs import (
     ScorerUnderTest,
     balanced_sample,
     build_scorer,
-    macro_f1,
     measure,
     stored_threshold,
 )
 from crase.errors import EvaluationError
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
+from crase.search.roles.cosine_entailment import TWO_CLASS_THRESHOLDS
 from crase.search.roles.from_settings import build_search_backends
-from crase.search.roles.offline_entailment import TWO_CLASS_THRESHOLDS
 from crase.settings import Settings
 from crase.usage import Usage
 
@@ -83,12 +82,6 @@ def test_a_pair_without_a_matrix_counts_as_not_grounded() -> None:
     figures = measure(ScorerUnderTest(FailingScorer(), 0.5), pairs)
     assert figures["two_class"] == {"f1": 0.5, "accuracy": 0.3333,
                                     "threshold": 0.5}
-
-
-def test_macro_f1_over_the_four_labels() -> None:
-    truth = ["entailment", "reasoning", "contrasting", "neutral"]
-    assert macro_f1(truth, truth) == 1.0
-    assert macro_f1(truth, ["entailment"] * 4) == pytest.approx((2 / 5) / 4)
 
 
 def test_the_scorer_names_are_one_list_and_an_unknown_one_is_refused() -> None:

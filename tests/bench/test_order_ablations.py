@@ -27,9 +27,9 @@ from crase.bench.systems import BenchQuery, SystemRun, WalkConfig, walk_system
 from crase.errors import EvaluationError
 from crase.graph import Graph
 from crase.models.lambdarank import LambdaRankParams
-from crase.search.candidate_features import FEATURE_GROUPS, FEATURES, Candidates
-from crase.search.order_model import SHIPPED_MODEL, load_models, model_at, save_models
-from crase.search.order_training import (
+from crase.search.order.features import FEATURE_GROUPS, FEATURES, Candidates
+from crase.search.order.model import SHIPPED_MODEL, load_models, model_at, save_models
+from crase.search.order.training import (
     DEFAULT_FEATURES,
     TrainingExample,
     TrainingQuery,

@@ -1,21 +1,23 @@
 """The walk and the order model have distinct names since the settings `search.ranker`
-(now `search.walk`) and `ranker_model` (now `order_model`) and the command `crase
-train-ranker` (now `crase train-order`) were renamed, and the papers a search starts from
-are its given papers since the HTTP field `seed_ids` became `given_papers`; the old names
-still work for one release, each with a one-line deprecation message."""
+(now `search.walk`) and `ranker_model` (then `order_model`, now `models.order_model`,
+beside the other learned model files) and the command `crase train-ranker` (now `crase
+train-order`) were renamed, and the papers a search starts from are its given papers
+since the HTTP field `seed_ids` became `given_papers`; the old names still work for one
+release, each with a one-line deprecation message."""
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from crase.api.cli import build_parser, main
 from crase.search.request import SearchRequest
-from crase.settings import SearchSettings, Settings
+from crase.settings import ModelSettings, SearchSettings, Settings
 
 
 def test_the_old_search_setting_sets_the_walk_with_a_message() -> None:
     with pytest.warns(FutureWarning, match=r"search\.ranker is now search\.walk"):
-        assert SearchSettings(ranker="salsa").walk == "salsa"  # type: ignore[call-arg]
+        assert SearchSettings(ranker="salsa").walk == "salsa"
 
 
 def test_the_new_name_wins_over_the_old_one() -> None:
@@ -36,10 +38,51 @@ def test_the_old_environment_names_are_read(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("CRASE_RANKER_MODEL", "/models/mine.json")
     with pytest.warns(FutureWarning) as said:
         settings = Settings()
-    assert (settings.search.walk, str(settings.order_model)) == ("salsa", "/models/mine.json")
+    assert (settings.search.walk, str(settings.models.order_model)) == (
+        "salsa", "/models/mine.json")
     assert {str(w.message).split(";")[0] for w in said} == {
         "the setting search.ranker is now search.walk",
-        "the setting ranker_model is now order_model"}
+        "the setting ranker_model is now models.order_model"}
+
+
+def test_the_order_model_is_read_beside_the_entailment_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRASE_MODELS__ORDER_MODEL", "/models/order")
+    monkeypatch.setenv("CRASE_MODELS__ENTAILMENT_MODEL", "/models/claim-pair.json")
+    models = Settings().models
+    assert (models.order_model, models.entailment_model) == (
+        Path("/models/order"), Path("/models/claim-pair.json"))
+
+
+def test_the_top_level_order_model_is_read_with_a_message(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRASE_ORDER_MODEL", "/models/mine")
+    with pytest.warns(FutureWarning, match=r"order_model is now models\.order_model"):
+        settings = Settings()
+    assert settings.models.order_model == Path("/models/mine")
+
+
+def test_of_the_names_given_the_newest_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRASE_RANKER_MODEL", "/models/oldest")
+    monkeypatch.setenv("CRASE_ORDER_MODEL", "/models/older")
+    with pytest.warns(FutureWarning):
+        assert Settings().models.order_model == Path("/models/older")
+    monkeypatch.setenv("CRASE_MODELS__ORDER_MODEL", "/models/new")
+    with pytest.warns(FutureWarning):
+        assert Settings().models.order_model == Path("/models/new")
+
+
+def test_the_old_name_joins_the_model_settings_given(tmp_path: Path) -> None:
+    with pytest.warns(FutureWarning):
+        settings = Settings(models=ModelSettings(paper_encoder="onnx-int8"),
+                            order_model="/models/mine", var_dir=tmp_path)
+    assert settings.models.paper_encoder == "onnx-int8"
+    assert settings.models.order_model == Path("/models/mine")
+    assert settings.models.cache_dir == tmp_path / "model-cache"  # still follows var_dir
+    with pytest.warns(FutureWarning):
+        settings = Settings(models=ModelSettings(order_model=Path("/models/new")),
+                            order_model="/models/mine")
+    assert settings.models.order_model == Path("/models/new")
 
 
 def test_the_old_flag_sets_the_walk_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:

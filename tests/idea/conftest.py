@@ -13,14 +13,14 @@ from crase.idea.roles.offline_report import OfflineReporter
 from crase.idea.roles.offline_structure import OfflineRecaller, OfflineStructurer
 from crase.idea.roles.protocols import IdeaBackends
 from crase.models.embedding_cache import CachedEncoder
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from tests.idea.corpus import TOPIC, load_fixture_corpus
 from tests.idea.pdfs import make_pdf, paper_pages
 
 
 @pytest.fixture(scope="session")
 def encoder(tmp_path_factory: pytest.TempPathFactory) -> CachedEncoder:
-    return CachedEncoder(MiniLmEncoder(), tmp_path_factory.mktemp("embedding-cache"))
+    return CachedEncoder(NumpyBertEncoder(), tmp_path_factory.mktemp("embedding-cache"))
 
 
 @pytest.fixture

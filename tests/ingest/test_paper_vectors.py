@@ -8,7 +8,7 @@ import pytest
 
 from crase.graph import Graph
 from crase.ingest.paper_vectors import embed_papers, vector_cache_dir
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from tests.sample_slice import load_sample_slice
 
 pytestmark = pytest.mark.integration
@@ -23,7 +23,7 @@ def stored_models(graph: Graph) -> dict[str | None, int]:
 
 def test_every_paper_gets_a_vector_of_the_encoder_once(graph: Graph, tmp_path: Path) -> None:
     load_sample_slice(graph, 20)
-    encoder = MiniLmEncoder()
+    encoder = NumpyBertEncoder()
     stages: set[str] = set()
     first = embed_papers(graph, encoder, tmp_path, lambda stage, done, total: stages.add(stage))
     assert (first.papers, first.stored) == (20, 20)
@@ -35,7 +35,7 @@ def test_every_paper_gets_a_vector_of_the_encoder_once(graph: Graph, tmp_path: P
     again = embed_papers(graph, encoder, tmp_path)
     assert (again.papers, again.stored) == (20, 0)
 
-    class Renamed(MiniLmEncoder):
+    class Renamed(NumpyBertEncoder):
         name = "another-encoder"
 
     replaced = embed_papers(graph, Renamed(), tmp_path)

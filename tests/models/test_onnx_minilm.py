@@ -13,7 +13,8 @@ from numpy.typing import NDArray
 
 from crase.bench.citation_pairs import read_corpus
 from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing
-from crase.models.minilm import MiniLmEncoder, locate_model_dir
+from crase.models.claim_encoders import claim_encoder
+from crase.models.minilm import NumpyBertEncoder, locate_model_dir
 from crase.models.onnx_minilm import (
     OnnxMiniLmEncoder,
     drop_nan_guards,
@@ -23,9 +24,9 @@ from crase.models.onnx_minilm import (
     quantize_matmuls,
 )
 from crase.scoring.claims import Claim
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, claim_encoder
 from crase.settings import ClaimEncoderChoice, ModelSettings, Settings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
@@ -67,7 +68,7 @@ def encoder() -> OnnxMiniLmEncoder:
 @pytest.fixture(scope="module")
 def both(claims: list[str], encoder: OnnxMiniLmEncoder
          ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    return MiniLmEncoder().encode_uncached(claims), encoder.encode_uncached(claims)
+    return NumpyBertEncoder().encode_uncached(claims), encoder.encode_uncached(claims)
 
 
 def ranks(values: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -138,7 +139,7 @@ def test_long_input_is_truncated_to_256_tokens(encoder: OnnxMiniLmEncoder) -> No
     text = " ".join(["the tachyon condenses on the unstable brane"] * 60)
     assert len(encoder.tokenizer.encode(text).ids) == 256
     [vector] = encoder.encode_uncached([text])
-    [reference] = MiniLmEncoder().encode_uncached([text])
+    [reference] = NumpyBertEncoder().encode_uncached([text])
     assert float(vector @ reference) >= MIN_COSINE
 
 
@@ -186,7 +187,7 @@ def test_a_graph_without_int8_weights_is_refused(tmp_path: Path) -> None:
 
 
 def test_each_encoder_has_its_own_scorer_name() -> None:
-    numpy_scorer = OfflineEntailmentScorer(MiniLmEncoder())
+    numpy_scorer = OfflineEntailmentScorer(NumpyBertEncoder())
     int8_scorer = OfflineEntailmentScorer(OnnxMiniLmEncoder())
     assert (numpy_scorer.name, numpy_scorer.version) == ("offline-minilm-cosine", "1")
     assert (int8_scorer.name, int8_scorer.version) == ("offline-minilm-int8-cosine", "1")
@@ -199,7 +200,7 @@ def test_each_encoder_has_its_own_scorer_name() -> None:
 
 def test_settings_choose_the_claim_encoder() -> None:
     assert ModelSettings().claim_encoder == "auto"
-    query_encoder = MiniLmEncoder()
+    query_encoder = NumpyBertEncoder()
     chosen = {}
     for choice in ("auto", "numpy", "onnx-int8"):
         settings = Settings(models=ModelSettings(claim_encoder=choice))
@@ -242,7 +243,7 @@ def assert_names_the_install(message: str) -> None:
 
 def test_the_int8_claim_encoder_keeps_the_cache_size_asked_for() -> None:
     # `crase score` asks for a large cache; the claims' encoder, not only the query's, keeps it.
-    assert claim_encoder("onnx-int8", MiniLmEncoder(cache_size=400_000)).cache_size == 400_000
+    assert claim_encoder("onnx-int8", NumpyBertEncoder(cache_size=400_000)).cache_size == 400_000
 
 
 def test_the_first_down_projections_can_stay_float() -> None:

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from crase.errors import EmbeddingModelMissing
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from crase.models.onnx_minilm import OnnxMiniLmEncoder
 from crase.models.paper_encoders import ENCODER_NAMES, choice_of, paper_encoder
 from crase.search.roles.from_settings import build_search_backends
@@ -19,7 +19,7 @@ def test_each_choice_gives_the_encoder_of_its_name() -> None:
     assert ModelSettings().paper_encoder == "numpy"
     numpy_encoder = paper_encoder("numpy", cache_size=7)
     int8_encoder = paper_encoder("onnx-int8", cache_size=7)
-    assert isinstance(numpy_encoder, MiniLmEncoder)
+    assert isinstance(numpy_encoder, NumpyBertEncoder)
     assert isinstance(int8_encoder, OnnxMiniLmEncoder)
     assert numpy_encoder.cache_size == int8_encoder.cache_size == 7
     for choice, encoder in (("numpy", numpy_encoder), ("onnx-int8", int8_encoder)):
@@ -40,7 +40,7 @@ def test_the_search_embeds_queries_with_the_paper_encoder(
     assert backends.encoder is not None and backends.encoder.name == ENCODER_NAMES[paper]
     claim_encoder = backends.scorer.encoder  # type: ignore[attr-defined]
     assert (claim_encoder is backends.encoder) == shared
-    wanted = MiniLmEncoder.name if claims == "numpy" else OnnxMiniLmEncoder.name
+    wanted = NumpyBertEncoder.name if claims == "numpy" else OnnxMiniLmEncoder.name
     assert claim_encoder.name == wanted
 
 

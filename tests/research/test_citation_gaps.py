@@ -18,7 +18,7 @@ from litestar.testing import TestClient
 from crase.api.app import create_app
 from crase.api.cli import main
 from crase.graph import Graph
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from crase.research.citation_gaps import GapRequest, find_citation_gaps
 from crase.search.roles.offline_claims import OfflineClaimExtractor, split_sentences
 from crase.search.text_ranking import query_hits
@@ -32,8 +32,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def encoder() -> MiniLmEncoder:
-    return MiniLmEncoder()
+def encoder() -> NumpyBertEncoder:
+    return NumpyBertEncoder()
 
 
 def sample_with_arxiv(graph: Graph) -> dict[str, dict[str, Any]]:
@@ -104,7 +104,7 @@ def bibtex_for(rows: dict[str, dict[str, Any]], ids: list[str]) -> str:
 
 
 def test_gaps_exclude_what_is_cited_and_show_passage_and_evidence(
-        graph: Graph, sample_rows: dict[str, dict[str, Any]], encoder: MiniLmEncoder) -> None:
+        graph: Graph, sample_rows: dict[str, dict[str, Any]], encoder: NumpyBertEncoder) -> None:
     rows = sample_rows
     target = pick_target(graph, rows)
     cited = references_of(graph, target)[:2]
@@ -146,7 +146,7 @@ def test_gaps_exclude_what_is_cited_and_show_passage_and_evidence(
 
 
 def test_the_model_path_grades_each_suggestion_against_its_passage(
-        graph: Graph, sample_rows: dict[str, dict[str, Any]], encoder: MiniLmEncoder) -> None:
+        graph: Graph, sample_rows: dict[str, dict[str, Any]], encoder: NumpyBertEncoder) -> None:
     rows = sample_rows
     target = pick_target(graph, rows)
 
@@ -220,7 +220,7 @@ def test_the_command_reads_the_draft_and_bibtex_files(
 
 
 def test_a_stored_claim_is_evidence_too(graph: Graph, sample_rows: dict[str, dict[str, Any]],
-                                        encoder: MiniLmEncoder) -> None:
+                                        encoder: NumpyBertEncoder) -> None:
     rows = sample_rows
     target = pick_target(graph, rows)
     request = GapRequest(draft=draft_for(rows, target), pool=5, limit=100)

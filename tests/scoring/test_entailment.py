@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.search.roles.offline_entailment import OfflineEntailmentScorer, cosine_matrix
+from crase.search.roles.cosine_entailment import OfflineEntailmentScorer, cosine_matrix
 from crase.settings import SearchSettings
 
 
@@ -26,11 +26,11 @@ CITED = [
 
 
 @pytest.fixture(scope="module")
-def encoder() -> MiniLmEncoder:
-    return MiniLmEncoder()
+def encoder() -> NumpyBertEncoder:
+    return NumpyBertEncoder()
 
 
-def test_matrix_is_the_clipped_cosine_of_the_embeddings(encoder: MiniLmEncoder) -> None:
+def test_matrix_is_the_clipped_cosine_of_the_embeddings(encoder: NumpyBertEncoder) -> None:
     scorer = OfflineEntailmentScorer(encoder)
     [matrix] = scorer.score([(CITING, CITED)])
     assert matrix is not None and matrix.shape == (3, 2) and matrix.dtype == np.float64
@@ -40,7 +40,7 @@ def test_matrix_is_the_clipped_cosine_of_the_embeddings(encoder: MiniLmEncoder) 
     assert ((matrix >= 0) & (matrix <= 1)).all()
 
 
-def test_related_claims_score_above_unrelated_ones(encoder: MiniLmEncoder) -> None:
+def test_related_claims_score_above_unrelated_ones(encoder: NumpyBertEncoder) -> None:
     [matrix] = OfflineEntailmentScorer(encoder).score([(CITING, CITED)])
     assert matrix is not None
     assert matrix[0, 0] > 0.6  # the same result in other words
@@ -59,7 +59,7 @@ def test_identical_claims_score_one_and_negatives_clip_to_zero() -> None:
     assert cosine_matrix(same, opposite)[0, 0] == 0.0
 
 
-def test_missing_claims_give_none_not_zero(encoder: MiniLmEncoder) -> None:
+def test_missing_claims_give_none_not_zero(encoder: NumpyBertEncoder) -> None:
     scorer = OfflineEntailmentScorer(encoder)
     out = scorer.score([(CITING, []), ([], CITED), (CITING[:1], CITED[:1])])
     assert out[0] is None and out[1] is None
@@ -70,7 +70,7 @@ def test_missing_claims_give_none_not_zero(encoder: MiniLmEncoder) -> None:
 
 
 def test_each_distinct_claim_is_embedded_once_per_batch() -> None:
-    encoder = MiniLmEncoder(cache_size=100)
+    encoder = NumpyBertEncoder(cache_size=100)
     scorer = OfflineEntailmentScorer(encoder)
     pairs = [(CITING, CITED), (CITED, CITING), (CITING[:2], CITING[:2])]
     matrices = scorer.score(pairs)

@@ -105,7 +105,7 @@ def test_a_thin_graph_leaves_places_that_text_hits_fill(graph: Graph,
     rows = load_slice(graph, 200)
     query = rows[1]["title"]
     # The walk's order (under the learned one, a graph this thin is ordered by the text:
-    # tests/search/test_order_training.py).
+    # tests/search/order/test_training.py).
     thin = SearchSettings(hops="1", k=500, order="walk", **PAPER)
     walk = run_search(graph, backends,
                       SearchRequest(query=query, params=thin.model_copy(update={"fill": "none"})))

@@ -3,7 +3,7 @@ for every use: each use takes each list's top, as asking that deep would give.""
 
 import pytest
 
-from crase.search.candidate_features import TEXT_POOL
+from crase.search.order.features import TEXT_POOL
 from crase.search.stages import text_depth
 from crase.search.text_fill import fill_from_text, text_order
 from crase.search.text_ranking import Hit, QueryLists, fuse_hits

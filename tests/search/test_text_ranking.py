@@ -6,7 +6,7 @@ import pytest
 from crase.errors import PaperVectorsMismatch
 from crase.graph import Graph
 from crase.ingest.paper_vectors import load_or_build_index, store_paper_vectors
-from crase.models.minilm import MiniLmEncoder
+from crase.models.minilm import NumpyBertEncoder
 from crase.models.paper_encoders import ENCODER_NAMES
 from crase.search.text_ranking import (
     BM25_WEIGHT,
@@ -28,11 +28,11 @@ QUERY = "tachyon condensation on unstable D-branes"
 
 
 @pytest.fixture(scope="module")
-def encoder() -> MiniLmEncoder:
-    return MiniLmEncoder()
+def encoder() -> NumpyBertEncoder:
+    return NumpyBertEncoder()
 
 
-def test_vectors_join_bm25_through_the_fusion(graph: Graph, encoder: MiniLmEncoder,
+def test_vectors_join_bm25_through_the_fusion(graph: Graph, encoder: NumpyBertEncoder,
                                               tmp_path) -> None:  # type: ignore[no-untyped-def]
     load_sample_slice(graph, 60)
     lexical = query_hits(graph, encoder, QUERY, 20, [])
@@ -58,7 +58,7 @@ def test_vectors_join_bm25_through_the_fusion(graph: Graph, encoder: MiniLmEncod
 
 
 def test_a_database_without_the_vector_index_searches_bm25_alone(
-        graph: Graph, encoder: MiniLmEncoder) -> None:
+        graph: Graph, encoder: NumpyBertEncoder) -> None:
     load_sample_slice(graph, 30)
     with graph.driver.session() as session:
         session.run("DROP INDEX paper_embedding IF EXISTS").consume()
@@ -118,7 +118,7 @@ def test_operator_queries_search_as_words(graph: Graph) -> None:
     assert search_hits(graph, "Tachyon OR", 10, []), "the word still finds papers"
 
 
-def test_text_without_words_finds_nothing(graph: Graph, encoder: MiniLmEncoder,
+def test_text_without_words_finds_nothing(graph: Graph, encoder: NumpyBertEncoder,
                                           tmp_path) -> None:  # type: ignore[no-untyped-def]
     load_sample_slice(graph, 30)
     index = load_or_build_index(graph, encoder, tmp_path)
@@ -144,7 +144,7 @@ def test_queries_past_the_clause_limit_still_search(graph: Graph) -> None:
 
 
 def test_vectors_of_another_encoder_are_refused_until_re_embedded(
-        graph: Graph, encoder: MiniLmEncoder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+        graph: Graph, encoder: NumpyBertEncoder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     load_sample_slice(graph, 30)
     index = load_or_build_index(graph, encoder, tmp_path)
     # The same vectors stored under the int8 encoder's name: a query of the numpy encoder

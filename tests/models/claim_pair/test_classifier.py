@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from crase.errors import EntailmentModelInvalid, EntailmentModelOutdated
-from crase.models.claim_pair_classifier import FORMAT, LABELS, SHIPPED_MODEL, load_classifier
+from crase.models.claim_pair.classifier import FORMAT, LABELS, SHIPPED_MODEL, load_classifier
 from crase.scoring.claims import Claim
 from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
 

@@ -10,9 +10,9 @@ import pytest
 
 from crase.errors import OrderModelInvalid
 from crase.models.lambdarank import LambdaRankParams
-from crase.models.linear_ranking import LinearRanking
-from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.order_model import (
+from crase.search.order.features import FEATURES, Candidates
+from crase.search.order.linear_ranking import LinearRanking
+from crase.search.order.model import (
     MANIFEST,
     SHIPPED_MODEL,
     OrderModel,
@@ -21,7 +21,7 @@ from crase.search.order_model import (
     order_candidates,
     save_models,
 )
-from crase.search.order_training import (
+from crase.search.order.training import (
     DEFAULT_FEATURES,
     GIVEN_PAPERS,
     IDEA_MIN_WORDS,

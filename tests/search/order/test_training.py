@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from crase.graph import Graph
-from crase.search.candidate_features import TEXT_POOL, WALK_POOL
-from crase.search.order_model import (
+from crase.search.order.features import TEXT_POOL, WALK_POOL
+from crase.search.order.model import (
     SHIPPED_MODEL,
     OrderModels,
     model_at,
     order_candidates,
     save_models,
 )
-from crase.search.order_training import (
+from crase.search.order.training import (
     TrainingQuery,
     hidden_as_of,
     query_text,

@@ -1,8 +1,7 @@
 """`crase train-entailment` on a small slice written here in SciNLI's layouts: two runs
 write the same bytes, the stored arrays are scikit-learn's fitted head split by column
-block, a flag out of its range is a named error and writes nothing, the stored threshold
-is the dev sets' best cut, and the linked-sentence miner labels pairs by their linking
-phrase the way SciNLI was built."""
+block, a flag out of its range is a named error and writes nothing, and the stored
+threshold is the dev sets' best cut."""
 
 import csv
 import json
@@ -14,8 +13,9 @@ import pytest
 
 from crase.api.cli import main
 from crase.errors import NliDataInvalid, TrainingFlagInvalid
-from crase.models.claim_pair_classifier import FORMAT, load_classifier, model_json
-from crase.research.claim_pair_training import (
+from crase.models.claim_pair.classifier import FORMAT, load_classifier, model_json
+from crase.models.claim_pair.training import (
+    LabelledPair,
     TrainingOptions,
     choose_threshold,
     design_matrix,
@@ -24,14 +24,8 @@ from crase.research.claim_pair_training import (
     predict,
 )
 from crase.research.entailment_data import read_labelled_pairs
-from crase.research.linked_sentences import (
-    LabelledPair,
-    mine_pairs,
-    neutral_pair,
-    strip_linking_phrase,
-)
 
-SAMPLE_PAPERS = Path(__file__).resolve().parents[2] / "data" / "sample" / "papers.jsonl"
+SAMPLE_PAPERS = Path(__file__).resolve().parents[3] / "data" / "sample" / "papers.jsonl"
 LABELS = ("entailment", "reasoning", "contrasting", "neutral")
 
 
@@ -206,33 +200,3 @@ def test_threshold_is_the_best_cut_nearest_one_half() -> None:
     truth = np.array([False, False, True, True, True, True])
     assert choose_threshold(grounded, truth) == 0.35
     assert choose_threshold(np.array([0.2, 0.8]), np.array([False, True])) == 0.5
-
-
-def test_linking_phrases_label_and_leave_the_sentence() -> None:
-    assert strip_linking_phrase("However, the bound is not saturated in four dimensions.") == (
-        "contrasting", "the bound is not saturated in four dimensions.")
-    assert strip_linking_phrase("That is, the theory flows to a free fixed point.") == (
-        "entailment", "the theory flows to a free fixed point.")
-    assert strip_linking_phrase("Thus the anomaly cancels for every gauge group.") == (
-        "reasoning", "the anomaly cancels for every gauge group.")
-    assert strip_linking_phrase("Thusly named fields appear.") is None
-    assert strip_linking_phrase("However, short.") is None
-
-
-def test_mined_pairs_come_from_adjacent_sentences_and_neutral_from_distant_ones() -> None:
-    abstract = ("We study D-branes in a constant background field. The open-string "
-                "spectrum is computed exactly. However, the closed-string sector is left "
-                "for later work. Thus the tachyon potential is known to all orders here.")
-    pairs = mine_pairs([abstract], "mined:test", neutral_share=1.0, seed=1)
-    linked = [p for p in pairs if p.label != "neutral"]
-    assert [(p.label, p.premise[:20]) for p in linked] == [
-        ("contrasting", "The open-string spec"), ("reasoning", "However, the closed-")]
-    assert linked[0].hypothesis.startswith("the closed-string sector")
-    sentences = [f"Sentence number {i} of the abstract." for i in range(4)]
-    for seed in range(20):
-        pair = neutral_pair(sentences, "s", random.Random(seed))
-        assert pair is not None
-        first, second = (sentences.index(pair.premise),
-                         [s.lower() for s in sentences].index(pair.hypothesis.lower()))
-        assert abs(first - second) >= 2 and pair.hypothesis[0].islower()
-    assert neutral_pair(sentences[:2], "s", random.Random(0)) is None

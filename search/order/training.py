@@ -4,13 +4,14 @@ answer, the way the benchmark query sets are built (../shared/data/README.md).
 
 Each training query runs the search's own stages up to its candidates (search/stages.py:
 seeds, the neighbourhood, the walk's weights and the walk, the text lists; then the
-candidates' features, search/candidate_features.py) with its source paper excluded, which
+candidates' features, search/order/features.py) with its source paper excluded, which
 leaves that paper out with all its edges, exactly as the benchmark hides a query's source;
-nothing is recorded. A query the search would not order by the model (a thin graph or a
-keyword query: the learned order's gates) teaches nothing and is left out. The source's
-references are read once, as the answer, and never reach the features.
+nothing is recorded. A query on a thin graph, which the search orders by the query's text
+ranking instead of the model (search/stages.py: thin_graph_gate, the one gate a training
+query can meet, since every form trained has its model), teaches nothing and is left out.
+The source's references are read once, as the answer, and never reach the features.
 
-Each source paper is asked in every query form a model is trained for (search/order_model.py:
+Each source paper is asked in every query form a model is trained for (search/order/model.py:
 ORDER_FORMS): `text`, its title and two sentences; `words`, its title alone (where the
 title has fewer than MIN_QUERY_WORDS words; a longer one is a `text` query); `papers`,
 GIVEN_PAPERS of its references drawn with the seed, once alone and once with the title,
@@ -37,8 +38,8 @@ from numpy.typing import NDArray
 from crase.graph import Graph
 from crase.models.lambdarank import DEFAULT_PARAMS, Group, LambdaRankParams, fit
 from crase.scoring.tex import plain_text
-from crase.search.candidate_features import FEATURES, Candidates
-from crase.search.order_model import OrderModel, OrderModels
+from crase.search.order.features import FEATURES, Candidates
+from crase.search.order.model import OrderModel, OrderModels
 from crase.search.request import ORDER_FORMS, SearchRequest, query_form
 from crase.search.roles.protocols import SearchBackends
 from crase.search.stages import (
