@@ -3,7 +3,7 @@
 
 Two learned models use it, so it stays below both of their homes: the search's learned
 order (search/order/model.py) for the forms where it measured best, and the idea
-workflow's final order (idea/final_order.py). A model file is the text LightGBM writes
+workflow's final order (idea/final_order/model.py). A model file is the text LightGBM writes
 (`Booster.model_to_string`), readable by LightGBM's own tools; it names its features, and
 `from_text` refuses a file whose features are not the ones its caller computes, in that
 order. Nothing is pickled.

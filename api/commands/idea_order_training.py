@@ -1,5 +1,5 @@
 """`crase train-idea-order`: the idea workflow's learned final order, trained on the loaded
-corpus's own citations (idea/final_order_training.py)."""
+corpus's own citations (idea/final_order/training.py)."""
 
 import argparse
 from pathlib import Path
@@ -41,8 +41,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 def run_train_idea_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.graph import Graph
-    from crase.idea.final_order import fit_final_order
-    from crase.idea.final_order_training import gather_groups, training_ideas
+    from crase.idea.final_order.model import fit_final_order
+    from crase.idea.final_order.training import gather_groups, training_ideas
     from crase.idea.roles.from_settings import build_idea_backends
     from crase.progress import CountProgress
     from crase.search.order.training import read_training_queries

@@ -7,7 +7,7 @@ report -> reporter (with refine_fulltext on the assessor endpoint).
 """
 
 
-from crase.idea.final_order import final_order_at
+from crase.idea.final_order.model import final_order_at
 from crase.idea.roles.model import (
     ModelAssessor,
     ModelExpert,

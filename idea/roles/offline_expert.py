@@ -12,7 +12,7 @@ deterministic, named "offline-..." so it is never mistaken for a model.
   ranking, not put last. Top min(5, n) by fused score, ties by shortlist order; its reply
   passes the same validation as a model's. Hit@5 on CSFCube: 0.674 with the earlier
   weighted mean of scores, 0.744 with the fusion, 0.791 with the text rank added.
-- With a learned final order (idea/final_order.py; the default), the works are ordered
+- With a learned final order (idea/final_order/model.py; the default), the works are ordered
   by its score over the fused score and the work's citation links to the idea's seeds,
   ties by the fused score; the backend is then named `offline-expert-learned@1:<model>`,
   so the audit says which model ordered the five.
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from crase.idea.expert import ExpertOutcome, check_and_build, failed_outcome
-from crase.idea.final_order import FinalOrderModel, feature_rows
+from crase.idea.final_order.model import FinalOrderModel, feature_rows
 from crase.idea.roles import model_calls
 from crase.idea.roles.offline_assessor import paper_text
 from crase.idea.selection import bm25_scores

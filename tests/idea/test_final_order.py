@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from crase.errors import RankingModelInvalid
-from crase.idea.final_order import (
+from crase.idea.final_order.model import (
     FEATURES,
     SHIPPED_MODEL,
     feature_rows,

@@ -1,4 +1,4 @@
-"""Training the idea workflow's learned final order (idea/final_order.py) from a corpus's
+"""Training the idea workflow's learned final order (idea/final_order/model.py) from a corpus's
 own citations, with no labels: one sentence of a source paper's abstract is the idea (as
 CSFCube asks a paper's background, method or result), and the source's in-corpus
 references are the answer.
@@ -20,7 +20,7 @@ import numpy as np
 
 from crase.graph import Graph
 from crase.idea.expert import ExpertOutcome
-from crase.idea.final_order import feature_rows
+from crase.idea.final_order.model import feature_rows
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles import model_calls

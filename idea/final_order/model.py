@@ -1,6 +1,6 @@
 """The learned final order of the idea workflow's shortlist: LightGBM's LambdaRank
 (models/lambdarank.py) over two signals of each shortlisted work, trained from a corpus's
-own citations (idea/final_order_training.py, `crase train-idea-order`).
+own citations (idea/final_order/training.py, `crase train-idea-order`).
 
 - `fused_score`: the offline expert's reciprocal-rank fusion of its text signals (the
   idea-abstract cosine, the work's place in the idea's own text ranking, BM25 within the
@@ -31,7 +31,7 @@ from crase.models import lambdarank
 from crase.models.lambdarank import Group, LambdaRankParams, RankingModel
 
 FEATURES = ("fused_score", "neighbour_links")
-SHIPPED_MODEL = Path(__file__).resolve().parent / "final_order_models" / "hepth-pre2003.txt"
+SHIPPED_MODEL = Path(__file__).resolve().parent / "shipped" / "hepth-pre2003.txt"
 # Small trees over two monotone features: chosen on the hep-th training ideas
 # (docs/idea.md), where larger trees gained nothing.
 PARAMS = LambdaRankParams(trees=50, leaves=3, min_data_in_leaf=20, learning_rate=0.1,
