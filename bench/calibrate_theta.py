@@ -30,7 +30,7 @@ from crase.bench.citation_pairs import (
 )
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 
 FloatArray = NDArray[np.float64]
@@ -46,7 +46,7 @@ class Sample:
 
 
 def score_pairs(corpus: Corpus, pairs: list[tuple[str, str]],
-                claims: dict[str, list[Claim]], scorer: OfflineEntailmentScorer) -> Sample:
+                claims: dict[str, list[Claim]], scorer: CosineEntailmentScorer) -> Sample:
     usable = [(u, v) for u, v in pairs if claims.get(u) and claims.get(v)]
     matrices = [m for m in scorer.score([(claims[u], claims[v]) for u, v in usable])
                 if m is not None]
@@ -98,7 +98,7 @@ def calibrate(folder: Path, edge_count: int, seed: int) -> dict[str, object]:
     needed = sorted({p for pair in (*edges, *non_citing) for p in pair})
     started = time.perf_counter()
     claims = OfflineClaimExtractor().extract([corpus.papers[p] for p in needed])
-    scorer = OfflineEntailmentScorer()
+    scorer = CosineEntailmentScorer()
     positive = score_pairs(corpus, edges, claims, scorer)
     negative = score_pairs(corpus, non_citing, claims, scorer)
     elapsed = time.perf_counter() - started

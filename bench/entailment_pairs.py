@@ -9,7 +9,7 @@ protocol exactly as the search asks it: ([citing claim = sentence2], [cited clai
 sentence1]) -> a 1 x 1 matrix. Two classes as the Crase paper's Table 6: grounded =
 entailment or reasoning, not = contrasting or neutral; a pair is called grounded where its
 score reaches the scorer's stored threshold. That threshold is chosen on the dev sets and
-stored with the scorer (the cosine scorers' table in search/roles/offline_entailment.py,
+stored with the scorer (the cosine scorers' table in search/roles/cosine_entailment.py,
 written by `calibrate`; the classifier's in its model file; 0.5 on the model prompt's
 scale), never on the file being scored. Four-class macro F1 only for a scorer that names
 the four classes (the classifier); null for the others.
@@ -42,7 +42,7 @@ from crase.models.claim_pair.metrics import f1_score, macro_f1
 from crase.models.claim_pair.training import choose_threshold
 from crase.research.entailment_data import read_labelled_pairs
 from crase.scoring.claims import Claim
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.protocols import EntailmentScorer
 from crase.settings import ClaimEncoderChoice, LocalModelName, Settings
 
@@ -149,8 +149,8 @@ def stored_threshold(scorer: EntailmentScorer) -> float:
     return threshold
 
 
-def offline_cosine(name: str) -> OfflineEntailmentScorer:
-    return OfflineEntailmentScorer(claim_encoder(COSINE_ENCODERS[name]))
+def offline_cosine(name: str) -> CosineEntailmentScorer:
+    return CosineEntailmentScorer(claim_encoder(COSINE_ENCODERS[name]))
 
 
 def cosine_scorer(name: str) -> ScorerUnderTest:
@@ -238,7 +238,7 @@ def run_entailment_bench(pairs_file: Path, scorer_name: str, settings: Settings,
 
 def calibrate(scorer: EntailmentScorer, files: Sequence[Path]) -> dict[str, Any]:
     """The two-class threshold chosen on the pairs of all `files` together (the best
-    accuracy, research/claim_pair_training.py's rule), and each file's figures at it."""
+    accuracy, models/claim_pair/training.py's rule), and each file's figures at it."""
     scored = {}
     for path in files:
         pairs = read_labelled_pairs(path)
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     actions = parser.add_subparsers(dest="action", required=True)
     calibration = actions.add_parser(
         "calibrate", help="choose each cosine scorer's two-class threshold on dev pairs "
-        "(the values of TWO_CLASS_THRESHOLDS in search/roles/offline_entailment.py)")
+        "(the values of TWO_CLASS_THRESHOLDS in search/roles/cosine_entailment.py)")
     calibration.add_argument("--pairs", type=Path, action="append", required=True,
                              metavar="FILE", help="a dev file (repeat: SciNLI and MSciNLI dev)")
     calibration.add_argument("--scorer", choices=COSINE_SCORERS, action="append",

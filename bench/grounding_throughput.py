@@ -21,7 +21,7 @@ from typing import TypeVar
 from crase.bench.citation_pairs import add_sample_arguments, read_corpus, sample_edges
 from crase.bench.machine_state import load_average
 from crase.models.minilm import NumpyBertEncoder, SentenceEncoder
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 
 T = TypeVar("T")
@@ -58,7 +58,7 @@ def measure(folder: Path, edge_count: int, seed: int, choice: str,
     texts = sorted({c.text for paper_claims in claims.values() for c in paper_claims})
     _, embed_s, embed_cpu = timed(lambda: encoder.encode(texts))
     pairs = [(claims[u], claims[v]) for u, v in edges if claims.get(u) and claims.get(v)]
-    scorer = OfflineEntailmentScorer(encoder)
+    scorer = CosineEntailmentScorer(encoder)
     _, score_s, _ = timed(lambda: scorer.score(pairs))
     cold_s = extract_s + embed_s + score_s
 

@@ -9,7 +9,7 @@ once per query (the slow part), then models are fit and compared in minutes.
 
 `collect --queries` gathers a benchmark query set (each source paper hidden with its
 edges); `collect --train` draws training queries from the corpus's own citations
-(search/order_training.py: the graph as of --before-year, never a held-out set's source
+(search/order/training.py: the graph as of --before-year, never a held-out set's source
 paper). A gathered file is numpy's .npz (no pickle: nothing in it can run code) with the
 feature names it was gathered with; a file of another version's features is refused.
 
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     gather.add_argument("--hold-out", type=Path, action="append", default=[])
     gather.add_argument("--forms", nargs="+", choices=ORDER_FORMS, default=["text"],
                         help="the query forms each training paper is asked in (default: "
-                             "text; search/order_training.py in_forms)")
+                             "text; search/order/training.py in_forms)")
     gather.add_argument("--out", type=Path, required=True, help="the .npz file to write")
     gather.set_defaults(handler=collect)
     measure = actions.add_parser("evaluate")

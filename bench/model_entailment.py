@@ -44,7 +44,7 @@ from crase.models.reply_cache import ReplyCache
 from crase.prompts.replies import normalise_text
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity, judge_delta
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.model import (
     ModelClaimExtractor,
     ModelEntailmentScorer,
@@ -159,7 +159,7 @@ def measure(settings: Settings, corpus: Corpus, edges: list[Edge], scratch: Path
                              "entailment").completion_tokens,
                          "failed": scorer.runner.ledger.stage("entailment").failed}
     offline_claims = OfflineClaimExtractor().extract(papers)
-    offline = OfflineEntailmentScorer()
+    offline = CosineEntailmentScorer()
     both = [e for e in edges if offline_claims.get(e[0]) and offline_claims.get(e[1])]
     offline_matrices = dict(zip(both, offline.score(
         [(offline_claims[u], offline_claims[v]) for u, v in both]), strict=True))

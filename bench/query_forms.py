@@ -19,7 +19,7 @@ relevant set (the source's in-corpus references, the file's `relevant_ids`):
   rest relevant, and an empty query: a search that starts from papers alone.
 - `title-seeds`: the same given papers with the title as the query.
 - `sentence`: one sentence of the abstract, drawn with the seed among those long enough to
-  describe an idea (search/order_training.py idea_sentences: the rule the order model's
+  describe an idea (search/order/training.py idea_sentences: the rule the order model's
   `idea` form is trained on), as CSFCube asks a paper's background, method or result
   sentence.
 - `question`: a natural-language question (LitSearch style) written by the planner role's

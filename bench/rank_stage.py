@@ -10,7 +10,7 @@ runs only after a failure, and the benchmark counts such calls).
 The same graph (the projection's own parameters: steps and their weights, the
 restart weights) is then ranked in numpy (crase.bench.pagerank, edge list; the weights built
 included), and the two lists are compared at the length the walk was asked for (k, or the
-learned order's deeper pool, candidate_features.WALK_POOL) and on their first
+learned order's deeper pool, order/features.py WALK_POOL) and on their first
 `search.k`. Papers whose scores agree to 12 significant digits count as tied, and tied
 papers are ordered by id on both sides: exact ties (papers the walk cannot tell apart) come
 out of GDS and numpy a last bit apart. A first pass over the queries warms the server's

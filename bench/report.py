@@ -311,7 +311,7 @@ def order_ablation_table(reference: dict[str, Any], rows: list[dict[str, Any]]) 
 
 
 def training_note(row: dict[str, Any]) -> str:
-    """What a model was trained on, from its description (search/order_training.py)."""
+    """What a model was trained on, from its description (search/order/training.py)."""
     t = row["training"]
     years = f"{t.get('source_year_min')}-{t.get('source_year_max')}"
     return (f"corpus {t.get('corpus') or '?'}, {t.get('queries')} queries "

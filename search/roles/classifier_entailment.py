@@ -78,7 +78,8 @@ class ClassifierEntailmentScorer:
         the kept ones."""
         missing = [text for text in texts if text not in self._terms]
         if len(self._terms) + len(missing) > TERMS_KEPT:
-            self._terms.clear()
+            self._terms.clear()  # then none of the batch's claims is kept any more
+            missing = list(dict.fromkeys(texts))
         words, hypothesis, premise = self.model.claim_terms(missing)
         for i, text in enumerate(missing):
             self._terms[text] = (words[i], hypothesis[i], premise[i])

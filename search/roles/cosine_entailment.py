@@ -53,7 +53,7 @@ def cosine_matrix(citing: NDArray[np.float32], cited: NDArray[np.float32]) -> Fl
     return np.clip(citing.astype(np.float64) @ cited.astype(np.float64).T, 0.0, 1.0)
 
 
-class OfflineEntailmentScorer:
+class CosineEntailmentScorer:
     """EntailmentScorer without a model server: clipped cosine of claim embeddings.
     Named after its encoder (SCORER_NAMES); default encoder: `claim_encoder("auto")`."""
 

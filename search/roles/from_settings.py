@@ -8,7 +8,7 @@ from crase.models.claim_encoders import claim_encoder
 from crase.models.minilm import SentenceEncoder
 from crase.models.paper_encoders import paper_encoder
 from crase.search.roles.classifier_entailment import ClassifierEntailmentScorer
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.model import build_model_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.search.roles.offline_planner import OfflinePlanner
@@ -43,7 +43,7 @@ def offline_scorer(models: ModelSettings, encoder: SentenceEncoder) -> Entailmen
     if models.entailment_scorer == "classifier":
         return ClassifierEntailmentScorer(models.entailment_model,
                                           claim_encoder("onnx-int8", encoder))
-    return OfflineEntailmentScorer(claim_encoder(models.claim_encoder, encoder))
+    return CosineEntailmentScorer(claim_encoder(models.claim_encoder, encoder))
 
 
 def describe_backends(backends: SearchBackends) -> str:

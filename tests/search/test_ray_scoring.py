@@ -17,7 +17,7 @@ from crase.errors import RayUnavailable
 from crase.graph import Graph
 from crase.scoring.claims import Claim, PaperText
 from crase.search.ray_scoring import import_ray, score_corpus_on_ray
-from crase.search.roles.cosine_entailment import OfflineEntailmentScorer
+from crase.search.roles.cosine_entailment import CosineEntailmentScorer
 from crase.search.roles.protocols import SearchBackends
 from crase.search.scoring_worker import find_unscored_edges, score_corpus, scoring_backends
 from crase.settings import Settings
@@ -160,7 +160,7 @@ def numpy_backends(settings: Settings) -> SearchBackends:
     per batch), so both paths can agree."""
     backends = scoring_backends(settings, CACHE)
     assert backends.encoder is not None
-    backends.scorer = OfflineEntailmentScorer(backends.encoder)
+    backends.scorer = CosineEntailmentScorer(backends.encoder)
     return backends
 
 

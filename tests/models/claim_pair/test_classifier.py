@@ -51,6 +51,23 @@ def test_one_matrix_per_edge_none_without_claims(scorer: ClassifierEntailmentSco
     assert np.all((first >= 0) & (first <= 1))
 
 
+def test_a_batch_that_fills_the_kept_terms_is_scored_as_any_other(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past TERMS_KEPT the kept terms are emptied; claims of the batch met before are then
+    computed again, not looked up in the emptied memo."""
+    from crase.search.roles import classifier_entailment
+
+    unbounded = ClassifierEntailmentScorer()
+    unbounded.score([(CITING, CITING)])
+    fresh = unbounded.score([(CITING, CITED)])
+    scorer = ClassifierEntailmentScorer()
+    monkeypatch.setattr(classifier_entailment, "TERMS_KEPT", len(CITING) + 1)
+    scorer.score([(CITING, CITING)])  # keeps the citing claims' terms
+    again = scorer.score([(CITING, CITED)])  # those kept, the cited ones past the bound
+    assert fresh[0] is not None and again[0] is not None
+    assert again[0].tobytes() == fresh[0].tobytes()
+
+
 def test_same_batch_same_numbers_to_the_last_digit() -> None:
     batch = [(CITING, CITED), (CITED[:1], CITING)]
     once = ClassifierEntailmentScorer().score(batch)
