@@ -31,7 +31,6 @@ from crase.graph import Graph
 from crase.idea.pipeline import IdeaResult, run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles.from_settings import build_idea_backends, describe_idea_backends
-from crase.idea.roles.offline_expert import OfflineExpert
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import graph_totals, load_corpus
 from crase.settings import Settings
@@ -139,9 +138,7 @@ def run_benchmark(graph: Graph, settings: Settings, args: argparse.Namespace) ->
     if totals["papers"] == 0:
         raise CorpusError("the database holds no papers: pass --load <corpus folder>")
     queries = read_queries(args.queries)[: args.limit]
-    backends = build_idea_backends(settings)
-    if args.fused_order and backends.encoder is not None:
-        backends.expert = OfflineExpert(backends.encoder)
+    backends = build_idea_backends(settings, final_order=not args.fused_order)
     described = describe_idea_backends(backends)
     print(f"{len(queries)} queries on {totals['papers']} papers, {totals['citations']} "
           f"citations; {described}", file=sys.stderr)

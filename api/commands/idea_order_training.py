@@ -17,8 +17,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
                     "workflow (offline backends) on one sentence of each abstract with "
                     "the paper excluded and only papers up to its year eligible, and fits "
                     "a LambdaRank model (LightGBM) that ranks the paper's references first "
-                    "in its shortlist, by the offline expert's fused score and the "
-                    "citation links to the idea's seeds. About 5-20 s per idea on hep-th. "
+                    "in its shortlist, by the offline expert's fused score, the idea-abstract "
+                    "cosine and the citation links to the idea's seeds. About 1-20 s per "
+                    "idea on hep-th. "
                     "Writes one LightGBM text file; set CRASE_MODELS__IDEA_ORDER_MODEL to "
                     "it to rank with it (the shipped model is the default).")
     train.add_argument("--out", type=Path, required=True,
@@ -49,7 +50,7 @@ def run_train_idea_order(args: argparse.Namespace, settings: Settings) -> int:
     from crase.search.query_sets import source_paper_ids
 
     held = source_paper_ids(args.hold_out)
-    backends = build_idea_backends(settings)
+    backends = build_idea_backends(settings, final_order=False)
     with Graph.connect(settings.database) as graph:
         ideas = training_ideas(read_training_queries(
             graph, args.before_year, args.queries, args.seed, held_out=held,

@@ -6,7 +6,7 @@ references are the answer.
 Each training idea runs the whole workflow with the offline backends (run_idea): the
 source paper is excluded with its edges, and only papers published up to the source's
 year are eligible, so the shortlist holds what the paper's authors could have cited. The
-expert's rows for the shortlist (the same `feature_rows` the expert ranks by) and a label
+expert's rows for the shortlist (the same `learned_rows` the expert ranks by) and a label
 per work (1 for a reference) are kept; the Run each idea writes is deleted again, so
 training leaves nothing in the database. A shortlist without a reference teaches
 LambdaRank nothing and is left out of the fit. The same ideas give the same file to the
@@ -20,7 +20,6 @@ import numpy as np
 
 from crase.graph import Graph
 from crase.idea.expert import ExpertOutcome
-from crase.idea.final_order.model import feature_rows
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
 from crase.idea.roles import model_calls
@@ -67,8 +66,8 @@ class RecordingExpert:
              entries: Sequence[model_calls.ShortlistEntry]) -> ExpertOutcome:
         if entries:
             signals = self.expert.signals(structure, entries)
-            self.rows.append(([e.paper.id for e in entries], feature_rows(
-                [s["score"] for s in signals], [e.neighbour_links for e in entries])))
+            self.rows.append(([e.paper.id for e in entries],
+                              self.expert.learned_rows(signals, entries)))
         return self.expert.rank(runner, structure, entries)
 
 

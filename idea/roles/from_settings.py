@@ -35,10 +35,12 @@ from crase.models.reply_cache import ReplyCache
 from crase.settings import Settings
 
 
-def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
-                        ) -> IdeaBackends:
+def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None,
+                        final_order: bool = True) -> IdeaBackends:
     """Build once and reuse: the offline backends keep the embedding model in memory (and
-    its vectors on disk under var/embedding-cache unless idea.embedding_cache is off)."""
+    its vectors on disk under var/embedding-cache unless idea.embedding_cache is off).
+    Without `final_order` the offline expert orders by its fused score alone, and no final
+    order model is read (its trainer, and the benchmark that compares the two)."""
     models = settings.models
     offline_needed = not (models.assessor.configured and models.neighbour_scorer.configured
                           and models.expert.configured)
@@ -57,7 +59,8 @@ def build_idea_backends(settings: Settings, encoder: TextEncoder | None = None
                                       if models.neighbour_scorer.configured
                                       else offline_assessor)
     expert: Expert | None = (ModelExpert(models.expert) if models.expert.configured
-                             else OfflineExpert(encoder, final_order_at(models.idea_order_model))
+                             else OfflineExpert(encoder, final_order_at(models.idea_order_model)
+                                                if final_order else None)
                              if encoder is not None else None)
     reporter: Reporter = (ModelReporter(models.reporter, models.assessor
                                         if models.assessor.configured else None)

@@ -13,7 +13,8 @@ deterministic, named "offline-..." so it is never mistaken for a model.
   passes the same validation as a model's. Hit@5 on CSFCube: 0.674 with the earlier
   weighted mean of scores, 0.744 with the fusion, 0.791 with the text rank added.
 - With a learned final order (idea/final_order/model.py; the default), the works are ordered
-  by its score over the fused score and the work's citation links to the idea's seeds,
+  by its score over the fused score, the idea-abstract cosine and the work's citation
+  links to the idea's seeds,
   ties by the fused score; the backend is then named `offline-expert-learned@1:<model>`,
   so the audit says which model ordered the five.
 """
@@ -68,13 +69,21 @@ class OfflineExpert:
             for rank, i in enumerate(order[:count], start=1)]}
         return check_and_build(self.name, json.dumps(reply), entries)
 
+    @staticmethod
+    def learned_rows(signals: list[dict[str, Any]],
+                     entries: Sequence[model_calls.ShortlistEntry]) -> np.ndarray:
+        """The learned final order's rows (idea/final_order/model.py) of the shortlist."""
+        return feature_rows([s["score"] for s in signals],
+                            [s["parts"]["similarity"] for s in signals],
+                            [e.neighbour_links for e in entries])
+
     def add_learned_scores(self, signals: list[dict[str, Any]],
                            entries: Sequence[model_calls.ShortlistEntry]) -> None:
         """Each work's score under the learned final order, where there is one."""
         if self.order is None:
             return
-        rows = feature_rows([s["score"] for s in signals], [e.neighbour_links for e in entries])
-        for signal, entry, learned in zip(signals, entries, self.order.scores(rows),
+        for signal, entry, learned in zip(signals, entries,
+                                          self.order.scores(self.learned_rows(signals, entries)),
                                           strict=True):
             signal["learned"] = float(learned)
             signal["neighbour_links"] = entry.neighbour_links

@@ -32,8 +32,9 @@ def shortlists(count: int, seed: int) -> list[Group]:
     for _ in range(count):
         labels = (generator.random(20) < 0.2).astype(float)
         fused = generator.random(20) * 0.03 + labels * 0.01
+        similarity = generator.random(20) * 0.5 + labels * 0.2
         links = generator.poisson(0.3 + 1.5 * labels)
-        groups.append(Group(feature_rows(fused, links), labels))
+        groups.append(Group(feature_rows(fused, similarity, links), labels))
     return groups
 
 
@@ -45,7 +46,7 @@ def test_the_same_shortlists_give_the_same_bytes(tmp_path: Path) -> None:
     path.write_text(first.ranking.text, encoding="utf-8")
     read = read_final_order(path)
     assert read.name == "mine"
-    rows = feature_rows([0.01, 0.02], [0, 3])
+    rows = feature_rows([0.01, 0.02], [0.3, 0.6], [0, 3])
     assert np.array_equal(read.scores(rows), first.scores(rows))
 
 
@@ -54,7 +55,7 @@ def test_a_file_that_is_not_a_final_order_model_is_refused(tmp_path: Path) -> No
     garbage.write_text("not a model", encoding="utf-8")
     with pytest.raises(RankingModelInvalid, match="not a LightGBM model"):
         read_final_order(garbage)
-    other = lambdarank.fit(shortlists(40, 2), ("similarity", "grade"))
+    other = lambdarank.fit(shortlists(40, 2), ("similarity", "grade", "links"))
     other_file = tmp_path / "other.txt"
     other_file.write_text(other.text, encoding="utf-8")
     with pytest.raises(RankingModelInvalid, match="other features"):
@@ -68,14 +69,21 @@ def test_a_file_that_is_not_a_final_order_model_is_refused(tmp_path: Path) -> No
 
 
 def test_the_shipped_model_never_lowers_a_work_for_more_evidence() -> None:
+    """Monotone in each signal: a higher fused score, a closer abstract or one more
+    citation link never lowers a work."""
     model = read_final_order(SHIPPED_MODEL)
     assert model.ranking.features == FEATURES
-    fused = np.linspace(0.0, 0.06, 31)
-    for links in range(6):
-        scores = model.scores(feature_rows(fused, [links] * len(fused)))
-        assert np.all(np.diff(scores) >= 0), links
-        more = model.scores(feature_rows(fused, [links + 1] * len(fused)))
-        assert np.all(more >= scores), links
+    grid = np.linspace(0.0, 0.06, 31)
+    for similarity in (0.2, 0.5, 0.8):
+        for links in range(6):
+            rows = feature_rows(grid, [similarity] * len(grid), [links] * len(grid))
+            scores = model.scores(rows)
+            assert np.all(np.diff(scores) >= 0), (similarity, links)
+            more = model.scores(feature_rows(grid, [similarity] * len(grid),
+                                             [links + 1] * len(grid)))
+            closer = model.scores(feature_rows(grid, [similarity + 0.1] * len(grid),
+                                               [links] * len(grid)))
+            assert np.all(more >= scores) and np.all(closer >= scores), (similarity, links)
 
 
 def entries() -> list[model_calls.ShortlistEntry]:
@@ -104,3 +112,11 @@ def test_the_offline_expert_orders_by_the_learned_model_and_names_it() -> None:
     assert "3 citation link(s)" in next(
         i.reason for i in learned.rank(ModelRunner(), structure(), linked).ranking
         if i.paper_id == "f")
+
+
+def test_links_do_not_lift_a_work_the_idea_does_not_speak_of() -> None:
+    """The case that made similarity a feature: on a small graph, two citation links put
+    off-topic works (cosine 0.44, no shared words) above the on-topic one (0.86)."""
+    model = read_final_order(SHIPPED_MODEL)
+    on_topic, off_topic = model.scores(feature_rows([0.0492, 0.0464], [0.86, 0.44], [0, 2]))
+    assert on_topic > off_topic

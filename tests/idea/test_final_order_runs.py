@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from crase.graph import Graph
-from crase.idea.final_order.model import SHIPPED_MODEL, read_final_order
+from crase.idea.final_order.model import FEATURES, SHIPPED_MODEL, read_final_order
 from crase.idea.final_order.training import TrainingIdea, shortlist_group
 from crase.idea.pipeline import run_idea
 from crase.idea.request import IdeaRequest
@@ -47,6 +47,6 @@ def test_a_training_idea_gives_its_shortlist_and_leaves_no_run(
     idea = TrainingIdea("src", IDEA, 2022, frozenset({"fs1", "fs2", "cite1"}))
     group = shortlist_group(corpus, backends, IdeaSettings(), idea)
     assert run_count(corpus) == before
-    assert group is not None and group.values.shape == (len(group.labels), 2)
+    assert group is not None and group.values.shape == (len(group.labels), len(FEATURES))
     assert group.labels.sum() >= 1  # a reference of the source was shortlisted
-    assert set(group.values[:, 1]) - {0.0}  # some work links to the idea's seeds
+    assert set(group.values[:, FEATURES.index("neighbour_links")]) - {0.0}  # linked works

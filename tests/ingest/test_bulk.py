@@ -13,7 +13,8 @@ from crase.graph import Graph
 from crase.ingest.bulk import EdgeProperties, add_edge_properties, check_bulk_allowed
 from crase.ingest.corpus import locate_corpus
 from crase.ingest.loader import load_corpus
-from crase.settings import DatabaseSettings, Settings
+from crase.models.paper_encoders import ENCODER_NAMES
+from crase.settings import DatabaseSettings, ModelSettings, Settings
 from tests.ingest.conftest import point_cli_at
 
 TRICKY_PAPERS = [
@@ -92,7 +93,8 @@ def test_bulk_import_matches_the_incremental_load(
     assert hits == [{"id": "t2"}]
     assert indexes["paper_embedding"] == "ONLINE" and nearest == [{"id": "t2"}]
     assert {len(vector) for vector, _ in vectors.values()} == {384}
-    assert {model for _, model in vectors.values()} == {"all-MiniLM-L6-v2"}  # the default
+    assert {model for _, model in vectors.values()} == {  # the default encoder's
+        ENCODER_NAMES[ModelSettings().paper_encoder]}
     written = {json.loads(line)["kind"] for line in rejects.read_text().splitlines()}
     assert written == set(incremental.rejects) == {
         "missing_title", "duplicate_edge", "self_citation", "unknown_paper"}

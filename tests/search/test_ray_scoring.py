@@ -158,7 +158,8 @@ def numpy_backends(settings: Settings) -> SearchBackends:
     """The backends of `crase score` with the float32 numpy claim encoder: a claim's vector
     does not depend on the batch it is encoded in (the int8 encoder quantizes activations
     per batch), so both paths can agree."""
-    backends = scoring_backends(settings, CACHE)
+    numpy_models = settings.models.model_copy(update={"paper_encoder": "numpy"})
+    backends = scoring_backends(settings.model_copy(update={"models": numpy_models}), CACHE)
     assert backends.encoder is not None
     backends.scorer = CosineEntailmentScorer(backends.encoder)
     return backends
