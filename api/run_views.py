@@ -134,6 +134,10 @@ def tracked_record(tracked: "TrackedRun") -> dict[str, Any]:
 
 def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dict[str, Any]:
     """The whole run: state, parameters, plan, counts, timings, seeds and results."""
+    # The worker's word is taken before the node is read: a run that closes in between is
+    # then shown as still running, never as done with the node's state from before its
+    # close (no timings, no counts).
+    said = (tracked.status, tracked.error) if tracked is not None else None
     try:
         record = read_run_record(graph, run_id)
     except DatabaseError:
@@ -141,12 +145,13 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
         # registry alone (its failure is the news); a done run's results are in the graph.
         if tracked is None or tracked.status in WITH_RESULTS:
             raise
-        return {**live_view(tracked_record(tracked), tracked), "outcome": None, "seeds": [],
-                "results": [], "prior_works": [], "derivative_works": []}
+        assert said is not None
+        return {**live_view(tracked_record(tracked), tracked, *said), "outcome": None,
+                "seeds": [], "results": [], "prior_works": [], "derivative_works": []}
     if record is None and tracked is None:
         raise RunNotFound(f"no run with id {run_id!r}")
-    if tracked is not None:
-        view = live_view(record or tracked_record(tracked), tracked)
+    if tracked is not None and said is not None:
+        view = live_view(record or tracked_record(tracked), tracked, *said)
     else:
         assert record is not None
         view = {**record, "submitted": record["started"],
@@ -181,10 +186,12 @@ def read_outcome(graph: Graph, run_id: str) -> str | None:
     return rows[0]["outcome"] if rows else None
 
 
-def live_view(record: dict[str, Any], tracked: "TrackedRun") -> dict[str, Any]:
-    # The worker's word is newer than the node's while the run lives, and it is the only
-    # record of a failure the pipeline could not write down.
-    return {**record, "status": tracked.status, "error": record["error"] or tracked.error,
+def live_view(record: dict[str, Any], tracked: "TrackedRun", status: str,
+              error: str | None) -> dict[str, Any]:
+    # The worker's word (its status and error, as read before the node) is newer than the
+    # node's while the run lives, and it is the only record of a failure the pipeline could
+    # not write down.
+    return {**record, "status": status, "error": record["error"] or error,
             "submitted": tracked.submitted, "progress": tracked.progress_json(),
             "tracked": True}
 
