@@ -14,9 +14,8 @@ deterministic, named "offline-..." so it is never mistaken for a model.
   weighted mean of scores, 0.744 with the fusion, 0.791 with the text rank added.
 - With a learned final order (idea/final_order/model.py; the default), the works are ordered
   by its score over the fused score, the idea-abstract cosine and the work's citation
-  links to the idea's seeds,
-  ties by the fused score; the backend is then named `offline-expert-learned@1:<model>`,
-  so the audit says which model ordered the five.
+  links to the idea's seeds, ties by the fused score; the backend is then named
+  `offline-expert-learned@1:<model>`, so the audit says which model ordered the five.
 """
 
 import json
