@@ -102,6 +102,25 @@ def test_an_edge_missing_from_the_graph_comes_back_as_no_row(graph: Graph) -> No
     assert set(cypher_deltas(graph, [("c0", "v0"), ("v0", "c0")], 0.3)) == {("c0", "v0")}
 
 
+def test_a_corpus_wide_read_of_one_scorers_edges_gives_their_delta(graph: Graph) -> None:
+    # The Delta-as-features benchmark reads a whole corpus's scored edges at once
+    # (read_scored_edges) and computes Delta from each matrix itself.
+    from crase.bench.delta_features import edge_row
+
+    scored = matrices(seed=3)
+    ours = dict(list(scored.items())[:5])
+    create_edges(graph, list(scored))
+    store_scores(graph, ours, SCORER, VERSION)
+    store_scores(graph, dict(list(scored.items())[5:6]), SCORER, "2")
+    rows = graph.read("read_scored_edges", scorer=SCORER, version=VERSION)
+    assert {(r["citing"], r["cited"]) for r in rows} == set(ours)
+    for theta in (0.3, STORED_THETA):
+        got = cypher_deltas(graph, list(ours), theta)
+        for row in rows:
+            delta, _ = edge_row(row["matrix"], row["rows"], row["cols"], theta)
+            assert delta == got[(row["citing"], row["cited"])], theta
+
+
 # A small evidence graph: f has no year; h is from after every reference year below.
 YEARS: dict[str, int | None] = {"a": 2003, "b": 2001, "c": 1999, "d": 1980, "e": 2002,
                                 "f": None, "h": 2030}
