@@ -131,15 +131,19 @@ class Rows:
         return np.hstack([base, columns[:, [COLUMNS.index(c) for c in extra]]])
 
 
-def ranked(model: RankingModel, dev: list[Gathered], edges: EdgeEvidence, rows: Rows,
-           extra: Sequence[str]) -> list[list[str]]:
-    """Each dev query's top K by the model; the search's own list where a gate keeps a
-    model from ordering it (as bench/learned_order.py)."""
+Variant = tuple[RankingModel, tuple[str, ...]]  # a model and the columns it adds
+
+
+def ranked(models: dict[str, Variant], dev: list[Gathered], edges: EdgeEvidence,
+           rows: Rows) -> list[list[str]]:
+    """Each dev query's top K by its own form's model; the search's own list where a gate
+    keeps a model from ordering it (as bench/learned_order.py)."""
     out = []
     for item in dev:
         if item.gated_order is not None:
             out.append(item.gated_order)
             continue
+        model, extra = models[item.example.query.form]
         scores = model.scores(rows.of(item, edges, extra))
         ids = item.example.candidates.ids
         out.append([ids[i] for i in np.lexsort((np.arange(len(ids)), -scores))[:K]])
@@ -175,31 +179,30 @@ def evaluate(args: argparse.Namespace) -> None:
     train_edges = EdgeEvidence.read(args.train_edges)
     devs = [(path, read_gathered(path), EdgeEvidence.read(edges)) for path, edges in args.dev]
     rows = Rows()
-    for form in sorted({item.example.query.form for _, dev, _ in devs for item in dev}):
+    forms = sorted({item.example.query.form for _, dev, _ in devs for item in dev})
+    # variant -> form -> that form's model, fit on that form's training queries alone
+    models: dict[str, dict[str, Variant]] = {name: {} for name in ("default", *VARIANTS)}
+    for form in forms:
         examples = [item for item in train if item.example.query.form == form]
-        models = {}
+        print(f"form {form}: {len(examples)} training queries")
         for name, extra in {"default": (), **VARIANTS}.items():
             groups = [Group(rows.of(item, train_edges, extra), item.example.labels)
                       for item in examples]
-            models[name] = (lambdarank.fit(groups, DEFAULT_FEATURES + extra), extra)
-        print(f"form {form}: {len(examples)} training queries")
-        for name, (model, extra) in models.items():
+            model = lambdarank.fit(groups, DEFAULT_FEATURES + extra)
+            models[name][form] = (model, extra)
             if extra:
                 gains = model.importances()
                 print(f"  gain {name}: " + ", ".join(f"{c} {gains[c]:.3f}" for c in extra))
-        for path, dev, edges in devs:
-            if not any(item.example.query.form == form for item in dev):
-                continue
-            relevant = [item.example.query.answer for item in dev]
-            lists = {name: ranked(model, dev, edges, rows, extra)
-                     for name, (model, extra) in models.items()}
-            for name, mine in lists.items():
-                shown = figures(mine, relevant)
-                against = ("" if name == "default"
-                           else f"  | {versus(mine, lists['default'], relevant)}")
-                print(f"  {path.name} {name}: " + "  ".join(
-                    f"{key} {shown[key]:.3f}" for key in ("R@5", "R@20", "R@50", "MAP@50",
-                                                          "Hit@5")) + against)
+    for path, dev, edges in devs:
+        relevant = [item.example.query.answer for item in dev]
+        lists = {name: ranked(by_form, dev, edges, rows) for name, by_form in models.items()}
+        for name, mine in lists.items():
+            shown = figures(mine, relevant)
+            against = ("" if name == "default"
+                       else f"  | {versus(mine, lists['default'], relevant)}")
+            print(f"{path.name} {name}: " + "  ".join(
+                f"{key} {shown[key]:.3f}" for key in ("R@5", "R@20", "R@50", "MAP@50",
+                                                      "Hit@5")) + against)
 
 
 def main(argv: list[str] | None = None) -> None:
