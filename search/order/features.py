@@ -286,7 +286,10 @@ def anchor_link_columns(ids: list[str], facts: CorpusFacts, restart: Mapping[str
     scale = len(restart)
     sums = {name: dict.fromkeys(ids, 0.0) for name in
             ("cocited", "coupled", "cocited_aa", "coupled_aa", "cocited_cos", "coupled_cos")}
-    for (anchor, paper), link in facts.links.items():
+    # In the pairs' own order, not the order the database returned them in: a float sum
+    # moves its last bit with the order, and the trainer and the search must compute the
+    # same value (and a model be trained to the same bytes) whatever the plan.
+    for (anchor, paper), link in sorted(facts.links.items()):
         if paper not in sums["cocited"]:
             continue
         weight = restart.get(anchor, 0.0) * scale

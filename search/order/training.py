@@ -125,8 +125,10 @@ def read_training_queries(graph: Graph, before_year: int, count: int, seed: int,
 def in_forms(queries: Sequence[TrainingQuery], forms: Sequence[str], seed: int
              ) -> list[TrainingQuery]:
     """Each source paper's query in every form of `forms` (a title of 12 words or more
-    makes no `words` query); the given papers are drawn with `seed`."""
-    generator = np.random.default_rng(seed)
+    makes no `words` query); the given papers and the idea sentences are drawn with
+    `seed`, each form from its own generator, so the forms trained together never change
+    one another's draw."""
+    papers_draw, idea_draw = np.random.default_rng(seed), np.random.default_rng([seed, 1])
     asked = []
     for query in queries:
         if "text" in forms:
@@ -134,13 +136,13 @@ def in_forms(queries: Sequence[TrainingQuery], forms: Sequence[str], seed: int
         if "words" in forms and query_form(query.title, ()) == "words":
             asked.append(replace(query, text=query.title))
         if "papers" in forms and len(query.answer) > GIVEN_PAPERS:
-            given = tuple(sorted(generator.choice(sorted(query.answer), GIVEN_PAPERS,
-                                                  replace=False)))
+            given = tuple(sorted(papers_draw.choice(sorted(query.answer), GIVEN_PAPERS,
+                                                    replace=False)))
             rest = query.answer - set(given)
             asked += [replace(query, text="", given=given, answer=rest),
                       replace(query, text=query.title, given=given, answer=rest)]
         if "idea" in forms and (sentences := idea_sentences(query.abstract)):
-            sentence = sentences[int(generator.integers(len(sentences)))]
+            sentence = sentences[int(idea_draw.integers(len(sentences)))]
             asked.append(replace(query, text=sentence, asked_as="idea"))
     return asked
 

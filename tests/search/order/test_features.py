@@ -122,6 +122,20 @@ def test_corpus_wide_links_with_the_anchors() -> None:
     assert row["x"]["cocited_corpus"] == row["x"]["coupled_cosine"] == 0.0
 
 
+def test_the_corpus_wide_sums_do_not_follow_the_order_the_database_returns() -> None:
+    """Three anchors' weighted Adamic-Adar terms whose float sum moves its last bit with
+    the order of the terms: the rows come back in either order, the feature is the same
+    (a trained model's bytes hang on it)."""
+    three = replace(evidence(), restart={"s": 0.5, "t": 0.3, "y": 0.2})
+    links = [(("s", "a"), AnchorLinks(cocited=1, cocited_aa=0.028)),
+             (("t", "a"), AnchorLinks(cocited=1, cocited_aa=0.836)),
+             (("y", "a"), AnchorLinks(cocited=1, cocited_aa=0.433))]
+    forward, backward = (rows_of(candidate_features(three, CorpusFacts(
+        anchors=["s", "t", "y"], links=dict(order))))["a"]["cocited_adamic_adar"]
+        for order in (links, links[::-1]))
+    assert forward == backward
+
+
 def test_closeness_to_the_anchors_vectors() -> None:
     facts = CorpusFacts(anchors=["s", "t"],
                         similarities={"a": [0.9, 0.6], "q": [None, 0.8]})

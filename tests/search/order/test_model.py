@@ -240,6 +240,22 @@ def test_each_source_paper_is_asked_in_every_form() -> None:
     assert in_forms([short], ORDER_FORMS, seed=0) == in_forms([short], ORDER_FORMS, seed=0)
 
 
+def test_the_forms_trained_together_do_not_change_one_anothers_draw() -> None:
+    # A papers model trained alone draws the same given papers as one trained beside the
+    # idea form, whose sentences are drawn too.
+    abstract = ". ".join(" ".join([f"word{i}"] * IDEA_MIN_WORDS) for i in range(5)) + "."
+    sources = [TrainingQuery(f"s{n}", TWELVE_WORDS, 2002,
+                             frozenset(f"r{n}-{i}" for i in range(9)), title=TWELVE_WORDS,
+                             abstract=abstract) for n in range(8)]
+
+    def drawn(forms: list[str], form: str) -> list[TrainingQuery]:
+        return [q for q in in_forms(sources, forms, seed=3) if q.form == form]
+
+    assert drawn(["papers"], "papers") == drawn(["text", "papers", "idea"], "papers")
+    assert drawn(["idea"], "idea") == drawn(["papers", "idea"], "idea")
+    assert len({q.given for q in drawn(["papers"], "papers")}) > 1
+
+
 def test_query_text_is_the_title_and_two_sentences() -> None:
     text = query_text("A title.", "First one. Second one!  Third one. Fourth.")
     assert text == "A title. First one. Second one!"
