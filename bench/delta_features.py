@@ -37,6 +37,7 @@ from crase.bench.learned_order import Gathered, K, figures, read_gathered, versu
 from crase.graph import Graph
 from crase.models import lambdarank
 from crase.models.lambdarank import Group, RankingModel
+from crase.scoring.delta import stored_coverage_affinity
 from crase.search.order.features import FEATURES
 from crase.search.order.training import DEFAULT_FEATURES
 from crase.settings import Settings
@@ -69,12 +70,12 @@ class EdgeEvidence:
 
 
 def edge_row(flat: Sequence[float], rows: int, cols: int, cut: float) -> Evidence:
-    """Delta at `cut` and the mean best match of the citing claims (0, 0 for an empty
-    matrix), as scoring/delta.py defines Delta."""
+    """Delta at `cut` (scoring/delta.py's rule) and the mean best match of the citing
+    claims; 0, 0 for an empty matrix."""
     if not rows or not cols:
         return 0.0, 0.0
     best = np.asarray(flat, dtype=np.float64).reshape(rows, cols).max(axis=1)
-    return float((best >= cut).mean()), float(best.mean())
+    return stored_coverage_affinity(flat, rows, cols, cut), float(best.mean())
 
 
 def anchors_of(item: Gathered) -> set[str]:
