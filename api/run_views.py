@@ -137,7 +137,7 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
     # The worker's word is taken before the node is read: a run that closes in between is
     # then shown as still running, never as done with the node's state from before its
     # close (no timings, no counts).
-    said = (tracked.status, tracked.error) if tracked is not None else None
+    status, error = (tracked.status, tracked.error) if tracked is not None else ("", None)
     try:
         record = read_run_record(graph, run_id)
     except DatabaseError:
@@ -145,13 +145,12 @@ def describe_run(graph: Graph, run_id: str, tracked: "TrackedRun | None") -> dic
         # registry alone (its failure is the news); a done run's results are in the graph.
         if tracked is None or tracked.status in WITH_RESULTS:
             raise
-        assert said is not None
-        return {**live_view(tracked_record(tracked), tracked, *said), "outcome": None,
+        return {**live_view(tracked_record(tracked), tracked, status, error), "outcome": None,
                 "seeds": [], "results": [], "prior_works": [], "derivative_works": []}
     if record is None and tracked is None:
         raise RunNotFound(f"no run with id {run_id!r}")
-    if tracked is not None and said is not None:
-        view = live_view(record or tracked_record(tracked), tracked, *said)
+    if tracked is not None:
+        view = live_view(record or tracked_record(tracked), tracked, status, error)
     else:
         assert record is not None
         view = {**record, "submitted": record["started"],
